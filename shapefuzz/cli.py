@@ -1,0 +1,155 @@
+"""The command line: the only place that reads flags; it builds settings values and passes
+them down (STYLE 8). Exit codes: 0 no finding / replay as recorded, 1 findings / replay differs,
+2 bad usage or input (one line on stderr, never a traceback)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+__all__ = ["main"]
+
+
+class BadInput(Exception):
+    """Bad usage or input: printed as one line, exit 2."""
+
+
+def _parse_torch_config(items: tuple[str, ...]) -> tuple[tuple[str, object], ...]:
+    out = []
+    for it in items:
+        key, sep, val = it.partition("=")
+        if not sep or not key.isidentifier():
+            raise BadInput(f"--torch-config {it!r}: expected KEY=VALUE, e.g. aggressive_guard_free_semantics=2")
+        import torch.fx.experimental._config as fxx
+
+        if not hasattr(fxx, key):
+            raise BadInput(f"--torch-config: torch.fx.experimental._config has no option {key!r}")
+        low = val.lower()
+        parsed: object = {"true": True, "false": False, "1": True, "0": False}.get(low) \
+            if isinstance(getattr(fxx, key), bool) else (int(val) if val.lstrip("-").isdigit() else val)
+        if parsed is None:
+            raise BadInput(f"--torch-config {key}: {val!r} is not a boolean (use true/false)")
+        out.append((key, parsed))
+    return tuple(out)
+
+
+@click.group()
+def cli() -> None:
+    """shapefuzz: a property-based differential fuzzer for PyTorch's symbolic shapes."""
+
+
+@cli.command()
+@click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export.")
+@click.option("--config", "configs", multiple=True, help="Named config (repeatable), or 'all'. Default: default.")
+@click.option("--budget", type=float, default=60.0, show_default=True, help="Seconds of generation.")
+@click.option("--max-examples", type=int, default=None, help="Stop after this many programs.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--workers", type=int, default=None, help="Worker processes (default: number of cores).")
+@click.option("--out", type=click.Path(file_okay=False), default="shapefuzz-out", show_default=True)
+@click.option("--max-ops", type=int, default=8, show_default=True)
+@click.option("--family", "families", multiple=True, help="Restrict to op families (repeatable).")
+@click.option("--torch-config", "torch_config", multiple=True,
+              help="Set torch.fx.experimental._config KEY=VALUE in the workers (repeatable).")
+@click.option("--timeout", type=float, default=60.0, show_default=True, help="Per-program seconds.")
+@click.option("--shrink-budget", type=float, default=30.0, show_default=True)
+@click.option("--no-confirm", is_flag=True, help="Do not run each repro.py to confirm findings.")
+@click.option("--quiet", is_flag=True)
+def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
+         timeout, shrink_budget, no_confirm, quiet):
+    """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
+    from shapefuzz.run import FuzzOptions, run_fuzz
+    from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
+
+    systems = systems or DEFAULT_SYSTEMS
+    for s in systems:
+        if s not in SYSTEMS or s == "eager":
+            raise BadInput(f"--system {s!r} is not a system to fuzz; choose from "
+                           f"{', '.join(x for x in SYSTEMS if x != 'eager')}")
+    targets = []
+    for s in systems:
+        names = CONFIGS[s] if not configs or "all" in configs else configs
+        for c in names:
+            if c not in CONFIGS[s]:
+                raise BadInput(f"--config {c!r} is not a config of {s}; known: {', '.join(CONFIGS[s])}")
+            targets.append((s, c))
+    if budget <= 0:
+        raise BadInput(f"--budget {budget}: must be a positive number of seconds")
+    if max_examples is not None and max_examples <= 0:
+        raise BadInput(f"--max-examples {max_examples}: must be positive")
+    if workers is not None and not 1 <= workers <= 64:
+        raise BadInput(f"--workers {workers}: must be between 1 and 64")
+    if timeout <= 0:
+        raise BadInput(f"--timeout {timeout}: must be positive")
+    try:
+        from shapefuzz.strategies.settings import GenSettings
+
+        gen = GenSettings(families=tuple(families), max_ops=max_ops)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    opts = FuzzOptions(tuple(targets), budget, max_examples, seed, workers or os.cpu_count() or 1,
+                       Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
+                       not no_confirm, quiet)
+    sys.exit(run_fuzz(opts))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True)
+def replay(paths):
+    """Replay case folders or case.json files; exit 0 when each behaves as recorded."""
+    from shapefuzz.corpus import CaseError, load_case
+
+    cases = []
+    for p in paths:
+        found = sorted(Path(p).rglob("case.json")) if Path(p).is_dir() and not (Path(p) / "case.json").exists() else [p]
+        if not found:
+            raise BadInput(f"{p}: no case.json under this folder")
+        try:
+            cases += [load_case(x) for x in found]
+        except CaseError as e:
+            raise BadInput(str(e)) from None
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    from shapefuzz.replay import replay_case
+
+    bad = 0
+    for c in cases:
+        r = replay_case(c)
+        state = "reproduces" if r.reproduced else "does not reproduce"
+        mark = "ok  " if r.as_recorded else "DIFF"
+        bad += not r.as_recorded
+        click.echo(f"{mark} {c.path}: [{c.status}] {c.finding.signature} {state}")
+    sys.exit(1 if bad else 0)
+
+
+@cli.command()
+def systems():
+    """List every system and its named configs."""
+    from shapefuzz.systems import CONFIGS, SYSTEMS
+
+    for s in SYSTEMS:
+        click.echo(f"{s}: {', '.join(CONFIGS[s])}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, standalone_mode=False, prog_name="shapefuzz")
+    except BadInput as e:
+        click.echo(f"shapefuzz: error: {e}", err=True)
+        sys.exit(2)
+    except click.UsageError as e:
+        click.echo(f"shapefuzz: error: {e.format_message()} (see shapefuzz --help)", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("shapefuzz: aborted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+
+
+_ = (subprocess, time)

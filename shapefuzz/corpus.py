@@ -1,0 +1,139 @@
+"""Case files: a finding (or a pinned regression) on disk, one folder per case with case.json,
+repro.py and log.txt. Writes are atomic (temp file + rename) and folders are content-addressed by
+signature, so concurrent campaigns never clobber each other and a half-written file is never read
+as a case. Loading validates everything and never evaluates code from the file."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from shapefuzz.findings import Finding
+from shapefuzz.observation import to_jsonable
+from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
+
+__all__ = ["Case", "CaseError", "load_case", "save_case", "atomic_write", "case_dirname", "STATUSES",
+           "CASE_SCHEMA"]
+
+CASE_SCHEMA = 1
+STATUSES = ("bug", "fixed", "known-upstream")
+
+
+class CaseError(ValueError):
+    """A case file is unreadable or malformed; the message names the file and the problem."""
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    finding: Finding
+    program: Program
+    replay_inputs: tuple[InputSpec, ...] | None
+    status: str = "bug"
+    torch_config: tuple[tuple[str, Any], ...] = ()
+    torch_version: str = ""
+    upstream: str = ""
+    path: str = ""
+
+    def to_json(self, observation: Any = None) -> dict:
+        return {
+            "schema": CASE_SCHEMA, "kind": "shapefuzz-case", "status": self.status,
+            "finding": to_jsonable(self.finding), "program": self.program.to_json(),
+            "replay_inputs": None if self.replay_inputs is None else
+            [to_jsonable(s) for s in self.replay_inputs],
+            "torch_config": [list(kv) for kv in self.torch_config],
+            "torch_version": self.torch_version, "upstream": self.upstream,
+            "observation": to_jsonable(observation) if observation is not None else None,
+        }
+
+
+def case_dirname(f: Finding) -> str:
+    return f"{f.oracle}-{f.system}-{hashlib.sha256(f.signature.encode()).hexdigest()[:10]}"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def save_case(root: Path, case: Case, repro: str, log: str, observation: Any = None) -> Path:
+    d = Path(root) / case_dirname(case.finding)
+    # repro.py and log.txt first: case.json is written last, so its presence means "complete".
+    atomic_write(d / "repro.py", repro)
+    atomic_write(d / "log.txt", log)
+    atomic_write(d / "case.json", json.dumps(case.to_json(observation), indent=1, sort_keys=True))
+    return d
+
+
+_FINDING_FIELDS = {"oracle": str, "severity": str, "system": str, "config": str, "kind": str,
+                   "summary": str, "detail": str, "signature": str, "replay_index": int}
+
+
+def load_case(path: str | os.PathLike) -> Case:
+    p = Path(path)
+    if p.is_dir():
+        p = p / "case.json"
+    try:
+        raw = p.read_bytes()
+        if len(raw) > 20_000_000:
+            raise CaseError(f"{p}: file is larger than 20 MB; not a shapefuzz case")
+        obj = json.loads(raw)
+    except FileNotFoundError:
+        raise CaseError(f"{p}: no such case file (give a case folder or its case.json)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        raise CaseError(f"{p}: not valid JSON ({type(e).__name__}); the file is truncated or corrupt") from None
+    except OSError as e:
+        raise CaseError(f"{p}: cannot read ({e.strerror})") from None
+    try:
+        return _case_from_json(obj, str(p.parent))
+    except (ProgramError, CaseError) as e:
+        raise CaseError(f"{p}: {e}") from None
+
+
+def _case_from_json(obj: Any, where: str) -> Case:
+    if not isinstance(obj, dict) or obj.get("kind") != "shapefuzz-case":
+        raise CaseError("not a shapefuzz case (missing \"kind\": \"shapefuzz-case\")")
+    if obj.get("schema") != CASE_SCHEMA:
+        raise CaseError(f"case schema {obj.get('schema')!r} is not supported (expected {CASE_SCHEMA})")
+    status = obj.get("status")
+    if status not in STATUSES:
+        raise CaseError(f"status {status!r} must be one of {STATUSES}")
+    f = obj.get("finding")
+    if not isinstance(f, dict):
+        raise CaseError("field 'finding' must be an object")
+    for k, t in _FINDING_FIELDS.items():
+        if not isinstance(f.get(k), t) or isinstance(f.get(k), bool):
+            raise CaseError(f"finding.{k} must be a {t.__name__}")
+    from shapefuzz.systems import SYSTEMS
+
+    if f["system"] not in SYSTEMS:
+        raise CaseError(f"unknown system {f['system']!r}; known: {', '.join(SYSTEMS)}")
+    finding = Finding(**{k: f[k] for k in _FINDING_FIELDS})
+    program = Program.from_json(obj.get("program"))
+    ri = obj.get("replay_inputs")
+    replay = None
+    if ri is not None:
+        if not isinstance(ri, list) or len(ri) != len(program.inputs):
+            raise CaseError("replay_inputs must list one input per program input")
+        replay = tuple(_input_from_json(k, s) for k, s in enumerate(ri))
+    tc = obj.get("torch_config", [])
+    if not isinstance(tc, list) or not all(
+            isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str) and kv[0].isidentifier()
+            and isinstance(kv[1], (bool, int, float, str)) for kv in tc):
+        raise CaseError("torch_config must be a list of [identifier, scalar] pairs")
+    return Case(finding, program, replay, status, tuple(tuple(kv) for kv in tc),
+                str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where)

@@ -1,0 +1,69 @@
+"""The interpreter: runs a Program with torch. The same function is what eager executes and what
+every tracing system traces (Note [one interpreter])."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from shapefuzz.ops import get_op
+from shapefuzz.ops.branch import Branch
+from shapefuzz.program import InputSpec, Program, Ref
+
+__all__ = ["run", "make_inputs", "make_tensor", "program_fn", "TORCH_DTYPES"]
+
+TORCH_DTYPES = {"float": torch.float32, "int": torch.int64, "bool": torch.bool}
+
+
+def make_tensor(spec: InputSpec) -> torch.Tensor:
+    return torch.tensor(list(spec.data), dtype=TORCH_DTYPES[spec.dtype]).reshape(spec.shape)
+
+
+def make_inputs(specs: tuple[InputSpec, ...]) -> list[torch.Tensor]:
+    return [make_tensor(s) for s in specs]
+
+
+def _resolve(a: Any, env: list) -> Any:
+    if isinstance(a, Ref):
+        return env[a.index]
+    if isinstance(a, tuple):
+        return tuple(_resolve(x, env) for x in a)
+    return a
+
+
+def run(
+    program: Program,
+    inputs: list,
+    forced_general: frozenset[int] = frozenset(),
+    on_branch: Callable[[int, bool], None] | None = None,
+) -> list:
+    """Every value of the program (inputs first). `forced_general` holds instruction indices of
+    branches to send to their general arm (Note [branch contract]); `on_branch(pos, fast)` hears
+    which arm each branch took."""
+    env = list(inputs)
+    for pos, ins in enumerate(program.instrs):
+        op = get_op(ins.op)
+        args = _resolve(ins.args, env)
+        if isinstance(op, Branch):
+            fast = False if pos in forced_general else op.decide(args)
+            if on_branch is not None:
+                on_branch(pos, fast)
+            outs = op.arm(args, fast)
+        else:
+            outs = op.eager(args, ins.n_out)
+        if len(outs) != ins.n_out:
+            raise ValueError(f"{ins.op} produced {len(outs)} values, program binds {ins.n_out}")
+        env.extend(outs)
+    return env
+
+
+def program_fn(program: Program, forced_general=frozenset(), on_branch=None) -> Callable:
+    """A plain function of the input tensors returning the program's outputs, for tracing."""
+
+    def f(*inputs):
+        env = run(program, list(inputs), forced_general, on_branch)
+        return tuple(env[i] for i in program.outputs)
+
+    return f

@@ -1,0 +1,127 @@
+"""What a system says about one program under one config (DESIGN.md "Observation").
+
+All fields are plain data (strings for sympy expressions) so observations cross process
+boundaries, land in case files as JSON, and oracles stay pure functions over them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from shapefuzz.program import InputSpec
+
+__all__ = ["Outcome", "Decision", "Value", "RunResult", "ReplayRecord", "Observation", "OUTCOMES",
+           "to_jsonable"]
+
+#: ok; dde (data-dependent error); constraint (export refused to specialize a Dim the user
+#: declared dynamic: by design); error; crash; timeout.
+OUTCOMES = ("ok", "dde", "constraint", "error", "crash", "timeout")
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    kind: str
+    exc_type: str = ""
+    message: str = ""
+    frame: str = ""  # innermost torch frame "path/file.py:function", stable across versions
+    expr: str = ""  # the expression of a DDE
+
+    def short(self) -> str:
+        if self.kind == "ok":
+            return "ok"
+        msg = self.message.strip().splitlines()[0][:160] if self.message.strip() else ""
+        return f"{self.kind}: {self.exc_type}: {msg}"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    expr: str
+    answer: str
+    how: str  # static | guard | assert | fallback | hint
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """One concrete output: a tensor (shape, dtype, flat data) or an int."""
+
+    kind: str  # "tensor" | "int" | "other"
+    shape: tuple[int, ...] = ()
+    dtype: str = ""
+    data: tuple[Any, ...] = ()
+
+    def same_as(self, other: Value, compare_data: bool = True) -> bool:
+        if (self.kind, self.shape, self.dtype) != (other.kind, other.shape, other.dtype):
+            return False
+        if not compare_data:
+            return True
+        return len(self.data) == len(other.data) and all(
+            _same_num(a, b) for a, b in zip(self.data, other.data))
+
+    def describe(self) -> str:
+        if self.kind == "int":
+            return f"int {self.data[0]}"
+        body = ", ".join(str(x) for x in self.data[:8]) + (", ..." if len(self.data) > 8 else "")
+        return f"{self.dtype}{list(self.shape)} [{body}]"
+
+
+def _same_num(a, b) -> bool:
+    if isinstance(a, float) or isinstance(b, float):
+        a, b = float(a), float(b)
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return abs(a - b) <= 1e-5 * max(1.0, abs(a), abs(b))
+    return a == b
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    ok: bool
+    error: str = ""  # "ExceptionType: first line"
+    values: tuple[Value, ...] = ()
+    frame: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRecord:
+    """The artifact and the reference semantics run on one fresh input."""
+
+    inputs: tuple[InputSpec, ...]
+    accepted: bool  # the artifact's guards accept these inputs
+    reference: RunResult
+    artifact: RunResult | None  # None when the guards rejected the input
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    system: str
+    config: str
+    outcome: Outcome
+    decisions: tuple[Decision, ...] = ()
+    guards: tuple[str, ...] = ()
+    asserts: tuple[str, ...] = ()
+    replacements: tuple[tuple[str, str], ...] = ()
+    ranges: tuple[tuple[str, str], ...] = ()
+    out_exprs: tuple[str, ...] = ()  # per output: "[s0, u0//2]" or "2*u0" (SymInt output)
+    binding: tuple[tuple[str, int], ...] = ()
+    out_eval: tuple[str, ...] = ()  # out_exprs evaluated under binding ("" when not evaluable)
+    fallback_branches: tuple[int, ...] = ()  # branches the trace sent to the general arm
+    reference: RunResult | None = None  # eager with those branches forced (Note [branch contract])
+    artifact: RunResult | None = None  # the traced artifact on the original inputs
+    replays: tuple[ReplayRecord, ...] = ()
+    elapsed_s: float = 0.0
+    log: tuple[str, ...] = field(default=())
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses to JSON-ready dicts; non-finite floats become strings."""
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: to_jsonable(v) for k, v in asdict(obj).items()}
+    if isinstance(obj, dict):
+        return {k: to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return repr(obj)
+    return obj

@@ -1,0 +1,94 @@
+"""The op registry and the small helpers every op family shares.
+
+Note [one op = one class]: an op family is one small class holding, side by side, its static
+typing rule (`out_types`), its eager semantics (`eager`), the torch source it stands for
+(`source`, used by repro.py) and its generation rule (`generate`). Adding an op touches one
+place. `eager` and `source` must mean the same thing: tests/cover/test_codegen.py runs the
+generated source and the interpreter on the same programs and compares.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from shapefuzz.program import SYMINT, ProgramError, VType
+
+__all__ = ["Op", "register", "get_op", "all_ops", "families", "expect_tensor", "expect_int",
+           "expect_dim", "expect_choice", "INT_LIKE"]
+
+_REGISTRY: dict[str, Op] = {}
+
+
+class Op:
+    name: ClassVar[str]
+    family: ClassVar[str]
+    #: torch.empty: element values are unspecified, only the shape may be compared.
+    undefined_data: ClassVar[bool] = False
+    #: the output does not depend on input element data (size, numel): it stays comparable.
+    data_independent_output: ClassVar[bool] = False
+
+    def out_types(self, args: tuple, n_out: int) -> tuple[VType, ...]:
+        raise NotImplementedError
+
+    def eager(self, args: tuple, n_out: int) -> tuple:
+        raise NotImplementedError
+
+    def source(self, args: tuple) -> str:
+        raise NotImplementedError
+
+    def generate(self, ctx: Any, draw: Any) -> None:
+        raise NotImplementedError
+
+
+def register(cls: type[Op]) -> type[Op]:
+    if cls.name in _REGISTRY:
+        raise RuntimeError(f"op {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get_op(name: Any) -> Op:
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ProgramError(f"unknown op {name!r}; known ops: {', '.join(sorted(_REGISTRY))}") from None
+
+
+def all_ops() -> dict[str, Op]:
+    """Every registered op, sorted by name so that generation is deterministic."""
+    return dict(sorted(_REGISTRY.items()))
+
+
+def families() -> list[str]:
+    return sorted({op.family for op in _REGISTRY.values()})
+
+
+INT_LIKE = "SymInt or int literal"
+
+
+def expect_tensor(a: Any, what: str, dtypes: tuple[str, ...] = (), min_rank: int = 0) -> VType:
+    if not (isinstance(a, VType) and a.kind == "tensor"):
+        raise ProgramError(f"{what} must be a tensor, got {a!r}")
+    if dtypes and a.dtype not in dtypes:
+        raise ProgramError(f"{what} must have dtype in {dtypes}, got {a.dtype}")
+    if a.rank < min_rank:
+        raise ProgramError(f"{what} must have rank >= {min_rank}, got {a.rank}")
+    return a
+
+
+def expect_int(a: Any, what: str) -> None:
+    if a == SYMINT:
+        return
+    if isinstance(a, bool) or not isinstance(a, int):
+        raise ProgramError(f"{what} must be a {INT_LIKE}, got {a!r}")
+
+
+def expect_dim(d: Any, rank: int, what: str = "dim") -> int:
+    if isinstance(d, bool) or not isinstance(d, int) or not 0 <= d < rank:
+        raise ProgramError(f"{what} must be an int literal in [0, {rank}), got {d!r}")
+    return d
+
+
+def expect_choice(s: Any, table: dict | tuple, what: str) -> None:
+    if not isinstance(s, str) or s not in table:
+        raise ProgramError(f"{what} must be one of {sorted(table)}, got {s!r}")

@@ -1,0 +1,242 @@
+"""Shape branches: plain `if` (may guard), guard_or_false, guard_or_true, statically_known_true.
+
+Note [branch contract]: a branch has a condition C, a fast arm valid when C holds and a general
+arm. guard_or_false / guard_or_true / statically_known_true may take the general arm whenever the
+system cannot decide (the fallback), so the reference semantics of a traced program is eager
+execution *with the branches the trace sent to the general arm forced there* (interp.run's
+`forced_general`). A branch the trace sent to the fast arm is a claim that C holds; eager checks it
+on every input. So a generated pair of arms that disagree can never produce a false finding, and a
+wrong claim always can produce a real one.
+"""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+import torch
+from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, statically_known_true
+
+from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
+from shapefuzz.ops.scalar import COMPARE, NEGATE
+from shapefuzz.program import SYMINT, ProgramError
+
+__all__ = ["Branch", "MODES", "PATTERNS"]
+
+MODES = ("if", "guard_or_false", "guard_or_true", "statically_known_true")
+
+
+class Pattern:
+    """cond = (lhs, cmp, rhs); `fast` is valid when cond holds, `general` always."""
+
+    name: str
+    kinds: tuple[str, ...]  # operand kinds: "int", "tensor", "dim"
+
+    def cond(self, o, src=False):  # -> (lhs, cmp, rhs), on values or on source strings
+        raise NotImplementedError
+
+
+class _IntPattern(Pattern):
+    kinds = ("int", "int")
+
+    def result_type(self, types):
+        return SYMINT
+
+
+class MaxPattern(_IntPattern):
+    name = "max"
+
+    def cond(self, o, src=False):
+        return o[0], ">=", o[1]
+
+    def fast(self, o, src=False):
+        return o[0]
+
+    def general(self, o, src=False):
+        return f"torch.sym_max({o[0]}, {o[1]})" if src else torch.sym_max(o[0], o[1])
+
+
+class MinPattern(_IntPattern):
+    name = "min"
+
+    def cond(self, o, src=False):
+        return o[0], "<=", o[1]
+
+    def fast(self, o, src=False):
+        return o[0]
+
+    def general(self, o, src=False):
+        return f"torch.sym_min({o[0]}, {o[1]})" if src else torch.sym_min(o[0], o[1])
+
+
+class EqPattern(_IntPattern):
+    name = "eq"
+
+    def cond(self, o, src=False):
+        return o[0], "==", o[1]
+
+    def fast(self, o, src=False):
+        return o[0]
+
+    def general(self, o, src=False):
+        return o[1]
+
+
+class FloorDivPattern(_IntPattern):
+    name = "floordiv_small"
+
+    def cond(self, o, src=False):
+        return o[0], "<", o[1]
+
+    def fast(self, o, src=False):
+        return "0" if src else 0
+
+    def general(self, o, src=False):
+        return f"{o[0]} // {o[1]}" if src else o[0] // o[1]
+
+
+class _TensorDimPattern(Pattern):
+    kinds = ("tensor", "dim", "int")
+
+    def result_type(self, types):
+        return types[0]
+
+    def _size(self, o, src):
+        return f"{o[0]}.shape[{o[1]}]" if src else o[0].shape[o[1]]
+
+
+class SliceAllPattern(_TensorDimPattern):
+    name = "slice_all"
+
+    def cond(self, o, src=False):
+        return o[2], ">=", self._size(o, src)
+
+    def fast(self, o, src=False):
+        return o[0]
+
+    def general(self, o, src=False):
+        x, d, n = o
+        if src:
+            return f"{x}[{':, ' * int(d)}:{n}]"
+        return x[(slice(None),) * d + (slice(None, n),)]
+
+
+class NarrowFullPattern(_TensorDimPattern):
+    name = "narrow_full"
+
+    def cond(self, o, src=False):
+        return o[2], "==", self._size(o, src)
+
+    def fast(self, o, src=False):
+        return o[0]
+
+    def general(self, o, src=False):
+        x, d, n = o
+        return f"{x}.narrow({d}, 0, {n})" if src else x.narrow(d, 0, n)
+
+
+class CatEmptyPattern(Pattern):
+    name = "cat_empty"
+    kinds = ("tensor", "tensor", "dim")
+
+    def result_type(self, types):
+        return types[0]
+
+    def cond(self, o, src=False):
+        return (f"{o[1]}.shape[{o[2]}]" if src else o[1].shape[o[2]]), "==", ("0" if src else 0)
+
+    def fast(self, o, src=False):
+        return o[0]
+
+    def general(self, o, src=False):
+        x, y, d = o
+        return f"torch.cat([{x}, {y}], {d})" if src else torch.cat([x, y], d)
+
+
+PATTERNS = {p.name: p for p in (MaxPattern(), MinPattern(), EqPattern(), FloorDivPattern(),
+                                SliceAllPattern(), NarrowFullPattern(), CatEmptyPattern())}
+
+
+@register
+class Branch(Op):
+    name, family = "branch", "branch"
+
+    def out_types(self, args, n_out):
+        if len(args) < 2:
+            raise ProgramError("branch needs a mode, a pattern and operands")
+        mode, pat, *ops = args
+        expect_choice(mode, MODES, "branch mode")
+        expect_choice(pat, PATTERNS, "branch pattern")
+        p = PATTERNS[pat]
+        if len(ops) != len(p.kinds):
+            raise ProgramError(f"pattern {pat} takes {len(p.kinds)} operands, got {len(ops)}")
+        for k, (kind, o) in enumerate(zip(p.kinds, ops)):
+            if kind == "int":
+                expect_int(o, f"operand {k}")
+            elif kind == "tensor":
+                expect_tensor(o, f"operand {k}", min_rank=1)
+        if "dim" in p.kinds:
+            rank = min(o.rank for kind, o in zip(p.kinds, ops) if kind == "tensor")
+            expect_dim(ops[p.kinds.index("dim")], rank)
+        return (p.result_type(ops),)
+
+    # -- eager: the interpreter asks decide(), then arm() (see interp.run) -------------------
+    def decide(self, args) -> bool:
+        mode, pat, *ops = args
+        lhs, cmp, rhs = PATTERNS[pat].cond(ops)
+        if mode == "guard_or_true":
+            return not guard_or_true(COMPARE[NEGATE[cmp]](lhs, rhs))
+        c = COMPARE[cmp](lhs, rhs)
+        if mode == "if":
+            return bool(c)
+        if mode == "guard_or_false":
+            return guard_or_false(c)
+        return statically_known_true(c)
+
+    def arm(self, args, fast: bool):
+        mode, pat, *ops = args
+        p = PATTERNS[pat]
+        return (p.fast(ops) if fast else p.general(ops),)
+
+    def eager(self, args, n_out):
+        return self.arm(args, self.decide(args))
+
+    def statement(self, lhs: str, args) -> str:
+        mode, pat, *ops = args
+        p = PATTERNS[pat]
+        a, cmp, b = p.cond(ops, True)
+        fast, general = p.fast(ops, True), p.general(ops, True)
+        if mode == "guard_or_true":
+            cond, first, second = f"guard_or_true({a} {NEGATE[cmp]} {b})", general, fast
+        else:
+            wrap = "{}" if mode == "if" else mode + "({})"
+            cond, first, second = wrap.format(f"{a} {cmp} {b}"), fast, general
+        return f"if {cond}:\n    {lhs} = {first}\nelse:\n    {lhs} = {second}"
+
+    def source(self, args):
+        raise TypeError("branch is a statement; use statement()")
+
+    def generate(self, ctx, draw):
+        mode = draw(st.sampled_from(MODES))
+        p = PATTERNS[draw(st.sampled_from(sorted(PATTERNS)))]
+        if p.kinds == ("int", "int"):
+            a = ctx.pick_sym(draw)
+            if a is None:
+                return
+            lo = 1 if isinstance(p, FloorDivPattern) else None
+            ops = (a, ctx.pick_int(draw, lo, None))
+        elif p.kinds == ("tensor", "dim", "int"):
+            x = ctx.pick_tensor(draw, min_rank=1)
+            if x is None:
+                return
+            d = draw(st.integers(0, ctx.type(x).rank - 1))
+            n = ctx.val(x).shape[d]
+            ops = (x, d, ctx.pick_int(draw, 0, n + 1) if p.name == "slice_all" else ctx.pick_int(draw, 0, n))
+        else:
+            x = ctx.pick_tensor(draw, min_rank=1)
+            if x is None:
+                return
+            d = draw(st.integers(0, ctx.type(x).rank - 1))
+            shape = ctx.val(x).shape
+            ys = ctx.refs_of(dtype=ctx.type(x).dtype, pred=lambda t: t.dim() == len(shape) and all(
+                a == b for k, (a, b) in enumerate(zip(t.shape, shape)) if k != d))
+            ops = (x, draw(st.sampled_from(ys)), d)
+        ctx.emit(self.name, (mode, p.name) + ops)

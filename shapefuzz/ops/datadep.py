@@ -1,0 +1,138 @@
+"""Data-dependent output shapes: nonzero, masked_select, index_select, and the masks they eat."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+import torch
+
+from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, register
+from shapefuzz.ops.layout import pick_tensor_dim
+from shapefuzz.ops.scalar import COMPARE
+from shapefuzz.program import ProgramError, VType
+
+__all__: list[str] = []
+
+
+@register
+class Nonzero(Op):
+    name, family = "nonzero", "datadep"
+
+    def out_types(self, args, n_out):
+        (m,) = args
+        expect_tensor(m, "mask", ("bool", "int"), min_rank=1)
+        return (VType.tensor("int", 2),)
+
+    def eager(self, args, n_out):
+        return (torch.nonzero(args[0]),)
+
+    def source(self, args):
+        return f"torch.nonzero({args[0]})"
+
+    def generate(self, ctx, draw):
+        m = ctx.pick_tensor(draw, dtypes=("bool",), min_rank=1)
+        if m is None:
+            m = _emit_mask(ctx, draw)
+        if m is not None and ctx.type(m).rank >= 1:
+            ctx.emit(self.name, (m,))
+
+
+@register
+class Mask(Op):
+    """x <cmp> c for a literal c: a bool mask that follows the data."""
+
+    name, family = "mask", "datadep"
+
+    def out_types(self, args, n_out):
+        x, cmp, c = args
+        t = expect_tensor(x, "x", ("float", "int"))
+        expect_choice(cmp, COMPARE, "comparison")
+        if isinstance(c, bool) or not isinstance(c, (int, float)):
+            raise ProgramError(f"mask constant must be a number, got {c!r}")
+        return (VType.tensor("bool", t.rank),)
+
+    def eager(self, args, n_out):
+        x, cmp, c = args
+        return (COMPARE[cmp](x, c),)
+
+    def source(self, args):
+        return f"({args[0]} {args[1]} {args[2]})"
+
+    def generate(self, ctx, draw):
+        _emit_mask(ctx, draw)
+
+
+def _emit_mask(ctx, draw):
+    x = ctx.pick_tensor(draw, dtypes=("float", "int"))
+    if x is None:
+        return None
+    return ctx.emit("mask", (x, draw(st.sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
+
+
+@register
+class MaskedSelect(Op):
+    name, family = "masked_select", "datadep"
+
+    def out_types(self, args, n_out):
+        x, m = args
+        t = expect_tensor(x, "x")
+        expect_tensor(m, "mask", ("bool",))
+        return (VType.tensor(t.dtype, 1),)
+
+    def eager(self, args, n_out):
+        return (torch.masked_select(args[0], args[1]),)
+
+    def source(self, args):
+        return f"torch.masked_select({args[0]}, {args[1]})"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw)
+        if x is None:
+            return
+        shape = ctx.val(x).shape
+        masks = ctx.refs_of(dtype="bool", pred=lambda t: t.shape == shape)
+        m = draw(st.sampled_from(masks)) if masks and draw(st.booleans()) else None
+        if m is None:
+            cmp = draw(st.sampled_from(sorted(COMPARE)))
+            if ctx.type(x).dtype == "bool":
+                return
+            m = ctx.emit("mask", (x, cmp, draw(st.integers(-1, 2))))[0]
+        ctx.emit(self.name, (x, m))
+
+
+@register
+class IndexSelect(Op):
+    name, family = "index_select", "datadep"
+
+    def out_types(self, args, n_out):
+        x, d, idx = args
+        t = expect_tensor(x, "x", min_rank=1)
+        expect_dim(d, t.rank)
+        expect_tensor(idx, "index", ("int",))
+        return (t,)
+
+    def eager(self, args, n_out):
+        x, d, idx = args
+        return (x.index_select(d, idx),)
+
+    def source(self, args):
+        return f"{args[0]}.index_select({args[1]}, {args[2]})"
+
+    def generate(self, ctx, draw):
+        x, d = pick_tensor_dim(ctx, draw)
+        if x is None:
+            return
+        n = ctx.val(x).shape[d]
+
+        def in_range(t):
+            return t.dim() == 1 and (t.numel() == 0 or (int(t.min()) >= 0 and int(t.max()) < n))
+
+        cands = ctx.refs_of(dtype="int", pred=in_range)
+        if cands and draw(st.booleans()):
+            idx = draw(st.sampled_from(cands))
+        elif n > 0 and draw(st.booleans()):
+            mask = ctx.emit("mask", (ctx.emit("arange", (ctx.emit("size", (x, d))[0],))[0],
+                                     draw(st.sampled_from(["<", ">", "!="])), draw(st.integers(0, 2))))[0]
+            idx = ctx.emit("select", (ctx.emit("nonzero", (mask,))[0], 1, 0))[0]
+        else:
+            idx = ctx.emit("arange", (ctx.pick_int(draw, 0, n),))[0]
+        ctx.emit(self.name, (x, d, idx))

@@ -1,0 +1,361 @@
+"""View and layout ops: reshape, view, flip, narrow, select, slice, expand, (un)squeeze,
+permute, transpose, repeat."""
+
+from __future__ import annotations
+
+import math
+
+import hypothesis.strategies as st
+import torch
+
+from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, register
+from shapefuzz.program import ProgramError, VType
+
+__all__ = ["tup", "pick_tensor_dim"]
+
+
+def tup(xs) -> str:
+    return "(" + ", ".join(map(str, xs)) + ("," if len(xs) == 1 else "") + ")"
+
+
+def expect_ints(xs, what: str) -> None:
+    if not isinstance(xs, tuple):
+        raise ProgramError(f"{what} must be a list")
+    for k, x in enumerate(xs):
+        expect_int(x, f"{what}[{k}]")
+
+
+def expect_perm(p, rank: int) -> None:
+    if not isinstance(p, tuple) or sorted(p) != list(range(rank)):
+        raise ProgramError(f"dims must be a permutation of range({rank}), got {p!r}")
+
+
+def pick_tensor_dim(ctx, draw, pred=None, **kw):
+    """A tensor of rank >= 1 and one of its dims, or (None, None)."""
+    x = ctx.pick_tensor(draw, min_rank=1, **kw)
+    if x is None:
+        return None, None
+    dims = [d for d in range(ctx.type(x).rank) if pred is None or pred(ctx.val(x).shape[d])]
+    return (x, draw(st.sampled_from(dims))) if dims else (None, None)
+
+
+class _Reshape(Op):
+    family = "reshape"
+    method = "reshape"
+
+    def out_types(self, args, n_out):
+        x, shape = args
+        t = expect_tensor(x, "x")
+        expect_ints(shape, "shape")
+        return (VType.tensor(t.dtype, len(shape)),)
+
+    def eager(self, args, n_out):
+        x, shape = args
+        return (getattr(x, self.method)(shape),)
+
+    def source(self, args):
+        return f"{args[0]}.{self.method}{tup(args[1])}"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, pred=lambda t: self.method != "view" or t.is_contiguous())
+        if x is None:
+            return
+        t = ctx.val(x)
+        numel, rank = t.numel(), t.dim()
+        kind = draw(st.sampled_from(["flatten", "keep_first", "by_k", "unit", "merge"]))
+        if kind == "flatten":
+            shape = (-1,)
+        elif kind == "keep_first" and rank >= 1:
+            shape = (ctx.emit("size", (x, 0))[0], -1)
+        elif kind == "by_k" and numel > 0:
+            ks = [k for k in (1, 2, 3, 4) if numel % k == 0]
+            k = draw(st.sampled_from(ks))
+            shape = (-1, k) if draw(st.booleans()) else (k, -1)
+        elif kind == "merge" and rank >= 2:
+            i = draw(st.integers(0, rank - 2))
+            a, b = ctx.emit("size", (x, i))[0], ctx.emit("size", (x, i + 1))[0]
+            ab = ctx.emit("binop", ("*", a, b))[0]
+            sizes = [ctx.emit("size", (x, j))[0] if j not in (i, i + 1) else None for j in range(rank)]
+            shape = tuple(s for s in sizes[:i]) + (ab,) + tuple(s for s in sizes[i + 2:])
+        else:
+            shape = tuple(ctx.emit("size", (x, j))[0] for j in range(rank)) + (1,)
+        ctx.emit(self.name, (x, shape))
+
+
+@register
+class Reshape(_Reshape):
+    name, method = "reshape", "reshape"
+
+
+@register
+class View(_Reshape):
+    name, method = "view", "view"
+
+
+@register
+class Flip(Op):
+    name, family = "flip", "layout"
+
+    def out_types(self, args, n_out):
+        x, dims = args
+        t = expect_tensor(x, "x", min_rank=1)
+        if not isinstance(dims, tuple) or not dims or len(set(dims)) != len(dims):
+            raise ProgramError("flip dims must be a non-empty list of distinct dims")
+        for d in dims:
+            expect_dim(d, t.rank)
+        return (t,)
+
+    def eager(self, args, n_out):
+        return (torch.flip(args[0], args[1]),)
+
+    def source(self, args):
+        return f"torch.flip({args[0]}, {tup(args[1])})"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, min_rank=1)
+        if x is not None:
+            rank = ctx.type(x).rank
+            dims = draw(st.lists(st.integers(0, rank - 1), min_size=1, max_size=rank, unique=True))
+            ctx.emit(self.name, (x, tuple(dims)))
+
+
+@register
+class Narrow(Op):
+    name, family = "narrow", "layout"
+
+    def out_types(self, args, n_out):
+        x, d, start, length = args
+        t = expect_tensor(x, "x", min_rank=1)
+        expect_dim(d, t.rank)
+        expect_int(start, "start")
+        expect_int(length, "length")
+        return (t,)
+
+    def eager(self, args, n_out):
+        x, d, start, length = args
+        return (x.narrow(d, start, length),)
+
+    def source(self, args):
+        return f"{args[0]}.narrow({args[1]}, {args[2]}, {args[3]})"
+
+    def generate(self, ctx, draw):
+        x, d = pick_tensor_dim(ctx, draw)
+        if x is None:
+            return
+        n = ctx.val(x).shape[d]
+        start = ctx.pick_int(draw, 0, n)
+        length = ctx.pick_int(draw, 0, n - ctx.val(start))
+        ctx.emit(self.name, (x, d, start, length))
+
+
+@register
+class Select(Op):
+    name, family = "select", "layout"
+
+    def out_types(self, args, n_out):
+        x, d, i = args
+        t = expect_tensor(x, "x", min_rank=1)
+        expect_dim(d, t.rank)
+        expect_int(i, "index")
+        return (VType.tensor(t.dtype, t.rank - 1),)
+
+    def eager(self, args, n_out):
+        x, d, i = args
+        return (x.select(d, i),)
+
+    def source(self, args):
+        return f"{args[0]}.select({args[1]}, {args[2]})"
+
+    def generate(self, ctx, draw):
+        x, d = pick_tensor_dim(ctx, draw, pred=lambda n: n > 0)
+        if x is not None:
+            n = ctx.val(x).shape[d]
+            ctx.emit(self.name, (x, d, ctx.pick_int(draw, -n, n - 1)))
+
+
+@register
+class Slice(Op):
+    """Python slicing x[..., a:b]: out-of-range bounds clamp, None means open."""
+
+    name, family = "slice", "layout"
+
+    def out_types(self, args, n_out):
+        x, d, start, end = args
+        t = expect_tensor(x, "x", min_rank=1)
+        expect_dim(d, t.rank)
+        for v, what in ((start, "start"), (end, "end")):
+            if v is not None:
+                expect_int(v, what)
+        return (t,)
+
+    def eager(self, args, n_out):
+        x, d, start, end = args
+        return (x[(slice(None),) * d + (slice(start, end),)],)
+
+    def source(self, args):
+        x, d, start, end = args
+        lo = "" if start == "None" else start
+        hi = "" if end == "None" else end
+        return f"{x}[{':, ' * int(d)}{lo}:{hi}]"
+
+    def generate(self, ctx, draw):
+        x, d = pick_tensor_dim(ctx, draw)
+        if x is None:
+            return
+        n = ctx.val(x).shape[d]
+        start = ctx.pick_int(draw, -n - 1, n + 1) if draw(st.booleans()) else None
+        end = ctx.pick_int(draw, -n - 1, n + 1) if draw(st.booleans()) else None
+        ctx.emit(self.name, (x, d, start, end))
+
+
+@register
+class Expand(Op):
+    name, family = "expand", "layout"
+
+    def out_types(self, args, n_out):
+        x, sizes = args
+        t = expect_tensor(x, "x")
+        expect_ints(sizes, "sizes")
+        if len(sizes) < t.rank:
+            raise ProgramError("expand needs at least as many sizes as the tensor has dims")
+        return (VType.tensor(t.dtype, len(sizes)),)
+
+    def eager(self, args, n_out):
+        return (args[0].expand(args[1]),)
+
+    def source(self, args):
+        return f"{args[0]}.expand{tup(args[1])}"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, max_rank=ctx.settings.max_rank - 1)
+        if x is None:
+            return
+        shape = ctx.val(x).shape
+        sizes = [ctx.pick_int(draw, 0, ctx.settings.max_size) if n == 1 and draw(st.booleans()) else -1
+                 for n in shape]
+        lead = [ctx.pick_int(draw, 0, 3)] if draw(st.booleans()) or not shape else []
+        ctx.emit(self.name, (x, tuple(lead + sizes)))
+
+
+@register
+class Squeeze(Op):
+    name, family = "squeeze", "layout"
+
+    def out_types(self, args, n_out):
+        x, d = args
+        t = expect_tensor(x, "x", min_rank=1)
+        expect_dim(d, t.rank)
+        # Typed for the size-1 dim the generator picks; on other inputs squeeze is a no-op and
+        # the real rank differs, which every system sees alike.
+        return (VType.tensor(t.dtype, t.rank - 1),)
+
+    def eager(self, args, n_out):
+        x, d = args
+        return (x.squeeze(d),)
+
+    def source(self, args):
+        return f"{args[0]}.squeeze({args[1]})"
+
+    def generate(self, ctx, draw):
+        x, d = pick_tensor_dim(ctx, draw, pred=lambda n: n == 1)
+        if x is not None:
+            ctx.emit(self.name, (x, d))
+
+
+@register
+class Unsqueeze(Op):
+    name, family = "unsqueeze", "layout"
+
+    def out_types(self, args, n_out):
+        x, d = args
+        t = expect_tensor(x, "x")
+        expect_dim(d, t.rank + 1)
+        return (VType.tensor(t.dtype, t.rank + 1),)
+
+    def eager(self, args, n_out):
+        return (args[0].unsqueeze(args[1]),)
+
+    def source(self, args):
+        return f"{args[0]}.unsqueeze({args[1]})"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, max_rank=ctx.settings.max_rank - 1)
+        if x is not None:
+            ctx.emit(self.name, (x, draw(st.integers(0, ctx.type(x).rank))))
+
+
+@register
+class Permute(Op):
+    name, family = "permute", "layout"
+
+    def out_types(self, args, n_out):
+        x, perm = args
+        t = expect_tensor(x, "x")
+        expect_perm(perm, t.rank)
+        return (t,)
+
+    def eager(self, args, n_out):
+        return (args[0].permute(args[1]),)
+
+    def source(self, args):
+        return f"{args[0]}.permute{tup(args[1])}"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, min_rank=2)
+        if x is not None:
+            perm = draw(st.permutations(range(ctx.type(x).rank)))
+            ctx.emit(self.name, (x, tuple(perm)))
+
+
+@register
+class Transpose(Op):
+    name, family = "transpose", "layout"
+
+    def out_types(self, args, n_out):
+        x, a, b = args
+        t = expect_tensor(x, "x", min_rank=1)
+        expect_dim(a, t.rank)
+        expect_dim(b, t.rank)
+        return (t,)
+
+    def eager(self, args, n_out):
+        return (args[0].transpose(args[1], args[2]),)
+
+    def source(self, args):
+        return f"{args[0]}.transpose({args[1]}, {args[2]})"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, min_rank=2)
+        if x is not None:
+            r = ctx.type(x).rank
+            ctx.emit(self.name, (x, draw(st.integers(0, r - 1)), draw(st.integers(0, r - 1))))
+
+
+@register
+class Repeat(Op):
+    name, family = "repeat", "layout"
+
+    def out_types(self, args, n_out):
+        x, reps = args
+        t = expect_tensor(x, "x")
+        expect_ints(reps, "repeats")
+        if len(reps) < t.rank:
+            raise ProgramError("repeat needs at least as many repeats as the tensor has dims")
+        return (VType.tensor(t.dtype, len(reps)),)
+
+    def eager(self, args, n_out):
+        return (args[0].repeat(args[1]),)
+
+    def source(self, args):
+        return f"{args[0]}.repeat{tup(args[1])}"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, pred=lambda t: t.numel() <= 16)
+        if x is None:
+            return
+        rank = ctx.type(x).rank
+        extra = 1 if rank < ctx.settings.max_rank and draw(st.booleans()) else 0
+        reps = tuple(ctx.pick_int(draw, 0, 3) for _ in range(rank + extra))
+        if not reps or math.prod(ctx.val(r) for r in reps) > 8:
+            return
+        ctx.emit(self.name, (x, reps))

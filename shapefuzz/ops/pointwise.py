@@ -1,0 +1,119 @@
+"""Reductions over a dim, broadcasting arithmetic and dtype casts."""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+import torch
+
+from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, register
+from shapefuzz.ops.layout import pick_tensor_dim
+from shapefuzz.program import ProgramError, VType
+
+__all__: list[str] = []
+
+
+class _Reduce(Op):
+    family = "reduce"
+    dtypes: tuple[str, ...]
+
+    def out_types(self, args, n_out):
+        x, d, keep = args
+        t = expect_tensor(x, "x", self.dtypes, min_rank=1)
+        expect_dim(d, t.rank)
+        if not isinstance(keep, bool):
+            raise ProgramError("keepdim must be a bool")
+        dtype = "int" if t.dtype == "bool" else t.dtype
+        return (VType.tensor(dtype, t.rank if keep else t.rank - 1),)
+
+    def eager(self, args, n_out):
+        x, d, keep = args
+        return (getattr(x, self.name)(d, keepdim=keep),)
+
+    def source(self, args):
+        return f"{args[0]}.{self.name}({args[1]}, keepdim={args[2]})"
+
+    def generate(self, ctx, draw):
+        x, d = pick_tensor_dim(ctx, draw, dtypes=self.dtypes)
+        if x is not None:
+            ctx.emit(self.name, (x, d, draw(st.booleans())))
+
+
+@register
+class Sum(_Reduce):
+    name, dtypes = "sum", ("float", "int", "bool")
+
+
+@register
+class Mean(_Reduce):
+    name, dtypes = "mean", ("float",)
+
+
+class _Arith(Op):
+    family = "pointwise"
+
+    def out_types(self, args, n_out):
+        x, y = args
+        a = expect_tensor(x, "a", ("float", "int"))
+        b = expect_tensor(y, "b", ("float", "int"))
+        dtype = "float" if "float" in (a.dtype, b.dtype) else "int"
+        return (VType.tensor(dtype, max(a.rank, b.rank)),)
+
+    def eager(self, args, n_out):
+        return (getattr(torch, self.name)(args[0], args[1]),)
+
+    def source(self, args):
+        return f"torch.{self.name}({args[0]}, {args[1]})"
+
+    def generate(self, ctx, draw):
+        a = ctx.pick_tensor(draw, dtypes=("float", "int"))
+        if a is None:
+            return
+        shape = ctx.val(a).shape
+
+        def broadcasts(t):
+            try:
+                torch.broadcast_shapes(shape, t.shape)
+                return True
+            except RuntimeError:
+                return False
+
+        others = ctx.refs_of(pred=broadcasts, dtypes=("float", "int"))
+        b = draw(st.sampled_from(others))
+        ctx.emit(self.name, (a, b) if draw(st.booleans()) else (b, a))
+
+
+@register
+class Add(_Arith):
+    name = "add"
+
+
+@register
+class Mul(_Arith):
+    name = "mul"
+
+
+CASTS = {"float": ("float", ".float()"), "int": ("int", ".long()"), "bool": ("bool", ".bool()")}
+
+
+@register
+class Cast(Op):
+    name, family = "cast", "pointwise"
+
+    def out_types(self, args, n_out):
+        x, dt = args
+        t = expect_tensor(x, "x")
+        expect_choice(dt, CASTS, "dtype")
+        return (VType.tensor(dt, t.rank),)
+
+    def eager(self, args, n_out):
+        x, dt = args
+        return ({"float": x.float, "int": x.long, "bool": x.bool}[dt](),)
+
+    def source(self, args):
+        return f"{args[0]}{CASTS[args[1]][1]}"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw)
+        if x is not None:
+            dt = draw(st.sampled_from([d for d in sorted(CASTS) if d != ctx.type(x).dtype]))
+            ctx.emit(self.name, (x, dt))

@@ -1,0 +1,203 @@
+"""SymInt-producing ops and torch._check: sizes, item(), arithmetic, checks."""
+
+from __future__ import annotations
+
+import operator
+
+import hypothesis.strategies as st
+import torch
+
+from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
+from shapefuzz.program import SYMINT, ProgramError
+
+__all__ = ["BINOPS", "COMPARE"]
+
+# name -> (eager function, source template)
+BINOPS = {
+    "+": (operator.add, "{a} + {b}"),
+    "-": (operator.sub, "{a} - {b}"),
+    "*": (operator.mul, "{a} * {b}"),
+    "//": (operator.floordiv, "{a} // {b}"),
+    "%": (operator.mod, "{a} % {b}"),
+    "max": (lambda a, b: torch.sym_max(a, b), "torch.sym_max({a}, {b})"),
+    "min": (lambda a, b: torch.sym_min(a, b), "torch.sym_min({a}, {b})"),
+}
+COMPARE = {
+    "<": operator.lt, "<=": operator.le, ">": operator.gt,
+    ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+}
+NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+
+
+@register
+class Size(Op):
+    name, family = "size", "scalar"
+    data_independent_output = True
+
+    def out_types(self, args, n_out):
+        x, d = args
+        expect_dim(d, expect_tensor(x, "x", min_rank=1).rank)
+        return (SYMINT,)
+
+    def eager(self, args, n_out):
+        x, d = args
+        return (x.shape[d],)
+
+    def source(self, args):
+        return f"{args[0]}.shape[{args[1]}]"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, min_rank=1)
+        if x is not None:
+            ctx.emit(self.name, (x, draw(st.integers(0, ctx.type(x).rank - 1))))
+
+
+@register
+class Numel(Op):
+    name, family = "numel", "scalar"
+    data_independent_output = True
+
+    def out_types(self, args, n_out):
+        (x,) = args
+        expect_tensor(x, "x")
+        return (SYMINT,)
+
+    def eager(self, args, n_out):
+        return (args[0].numel(),)
+
+    def source(self, args):
+        return f"{args[0]}.numel()"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, min_rank=1)
+        if x is not None:
+            ctx.emit(self.name, (x,))
+
+
+ITEM_MODES = {"sum": "{x}.sum().item()", "first": "{x}.reshape(-1)[0].item()",
+              "max": "{x}.max().item()"}
+
+
+@register
+class Item(Op):
+    """A data-dependent SymInt: unbacked when traced."""
+
+    name, family = "item", "datadep"
+
+    def out_types(self, args, n_out):
+        x, mode = args
+        expect_choice(mode, ITEM_MODES, "item mode")
+        expect_tensor(x, "x", ("int", "bool") if mode == "sum" else ("int",))
+        return (SYMINT,)
+
+    def eager(self, args, n_out):
+        x, mode = args
+        if mode == "sum":
+            return (x.sum().item(),)
+        if mode == "first":
+            return (x.reshape(-1)[0].item(),)
+        return (x.max().item(),)
+
+    def source(self, args):
+        return ITEM_MODES[args[1]].format(x=args[0])
+
+    def generate(self, ctx, draw):
+        mode = draw(st.sampled_from(sorted(ITEM_MODES)))
+        dtypes = ("int", "bool") if mode == "sum" else ("int",)
+        nonempty = (lambda t: t.numel() > 0) if mode != "sum" else None
+        x = ctx.pick_tensor(draw, dtypes=dtypes, pred=nonempty)
+        if x is not None:
+            ctx.emit(self.name, (x, mode))
+
+
+@register
+class BinOp(Op):
+    name, family = "binop", "symint"
+
+    def out_types(self, args, n_out):
+        op, a, b = args
+        expect_choice(op, BINOPS, "binop operator")
+        expect_int(a, "a")
+        expect_int(b, "b")
+        return (SYMINT,)
+
+    def eager(self, args, n_out):
+        op, a, b = args
+        return (BINOPS[op][0](a, b),)
+
+    def source(self, args):
+        op, a, b = args
+        return BINOPS[op][1].format(a=a, b=b)
+
+    def generate(self, ctx, draw):
+        a = ctx.pick_sym(draw)
+        if a is None:
+            return
+        op = draw(st.sampled_from(sorted(BINOPS)))
+        if op in ("//", "%"):
+            b = ctx.pick_int(draw, 1, 4)
+        else:
+            b = ctx.pick_int(draw, -2, 4) if op in ("+", "-", "max", "min") else ctx.pick_int(draw, 0, 3)
+        if draw(st.booleans()) and op not in ("//", "%", "-"):
+            a, b = b, a
+        if isinstance(a, int) and isinstance(b, int):
+            return
+        ctx.emit(self.name, (op, a, b))
+
+
+@register
+class Check(Op):
+    """torch._check(a <cmp> b): a deferred runtime assert (unbacked) or a guard (backed)."""
+
+    name, family = "check", "check"
+
+    def out_types(self, args, n_out):
+        cmp, a, b = args
+        expect_choice(cmp, COMPARE, "comparison")
+        expect_int(a, "a")
+        expect_int(b, "b")
+        return ()
+
+    def eager(self, args, n_out):
+        cmp, a, b = args
+        torch._check(COMPARE[cmp](a, b))
+        return ()
+
+    def source(self, args):
+        cmp, a, b = args
+        return f"torch._check({a} {cmp} {b})"
+
+    def generate(self, ctx, draw):
+        a = ctx.pick_sym(draw, prefer_unbacked=True)
+        if a is None:
+            return
+        av = ctx.val(a)
+        b = ctx.pick_int(draw, None, None)
+        bv = ctx.val(b)
+        true_cmps = sorted(c for c, f in COMPARE.items() if f(av, bv))
+        # Mostly true checks (valid programs); sometimes a false one, for error agreement.
+        cmps = true_cmps if draw(st.integers(0, 19)) else sorted(COMPARE)
+        ctx.emit(self.name, (draw(st.sampled_from(cmps)), a, b), n_out=0)
+
+
+@register
+class CheckIsSize(Op):
+    name, family = "check_is_size", "check"
+
+    def out_types(self, args, n_out):
+        (a,) = args
+        if a != SYMINT:
+            raise ProgramError("check_is_size needs a SymInt value")
+        return ()
+
+    def eager(self, args, n_out):
+        torch._check_is_size(args[0])
+        return ()
+
+    def source(self, args):
+        return f"torch._check_is_size({args[0]})"
+
+    def generate(self, ctx, draw):
+        a = ctx.pick_sym(draw, prefer_unbacked=True, pred=lambda v: v >= 0)
+        if a is not None:
+            ctx.emit(self.name, (a,), n_out=0)

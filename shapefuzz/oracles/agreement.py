@@ -1,0 +1,80 @@
+"""Oracle 1, eager agreement: on the program's own inputs, the traced artifact returns what eager
+returns (shapes and values), its symbolic output shapes evaluate under the binding to eager's
+shapes, it does not fail where eager succeeds, and it does not succeed where eager fails.
+
+The reference is eager with the trace's fallback branches forced (Note [branch contract])."""
+
+from __future__ import annotations
+
+from shapefuzz.findings import Finding
+from shapefuzz.observation import Observation, RunResult
+
+__all__ = ["eager_agreement", "compare_runs", "signature"]
+
+ORACLE = "eager-agreement"
+
+
+def signature(oracle: str, kind: str, obs: Observation, *extra: str) -> str:
+    return ":".join((oracle, kind, obs.system, obs.config) + tuple(e for e in extra if e))
+
+
+def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
+    """(kind, key, explanation) when the artifact disagrees with the reference, else None.
+    `key` is the stable part of the signature (exception type and torch frame, or output kind)."""
+    if ref.ok and not art.ok:
+        etype = art.error.split(":", 1)[0]
+        return "error-where-eager-succeeds", f"{etype}@{art.frame}", f"eager succeeded; traced raised {art.error}"
+    if not ref.ok and art.ok:
+        etype = ref.error.split(":", 1)[0]
+        return "accepts-invalid", etype, f"eager raised {ref.error}; traced returned normally"
+    if not ref.ok:
+        return None
+    if len(ref.values) != len(art.values):
+        return "wrong-arity", "", f"eager returned {len(ref.values)} values, traced {len(art.values)}"
+    for k, (a, b) in enumerate(zip(ref.values, art.values)):
+        if not a.same_as(b, compare_data=False):
+            return "wrong-shape", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+        if k not in undefined and not a.same_as(b):
+            return "wrong-value", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+    return None
+
+
+def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[int]) -> list[Finding]:
+    if obs.system == "eager":
+        return []
+    kind = obs.outcome.kind
+    if kind in ("dde", "constraint"):
+        return []  # expected: later oracles (z3) decide whether the DDE was deserved
+    if kind in ("crash", "timeout"):
+        return [Finding(ORACLE, "high", obs.system, obs.config, kind, f"{obs.system} {kind}ed",
+                        obs.outcome.message, signature(ORACLE, kind, obs))]
+    if kind == "error":
+        if eager.outcome.kind != "ok":
+            return []  # both reject the program
+        o = obs.outcome
+        return [Finding(ORACLE, "critical", obs.system, obs.config, "trace-error",
+                        f"{obs.system} raised {o.exc_type} where eager succeeds",
+                        f"{o.exc_type}: {o.message}\n(at {o.frame})",
+                        signature(ORACLE, "trace-error", obs, o.exc_type, o.frame))]
+    return _artifact_findings(obs, undefined)
+
+
+def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
+    out = []
+    diff = compare_runs(obs.reference, obs.artifact, undefined)
+    if diff is not None:
+        k, key, why = diff
+        out.append(Finding(ORACLE, "critical", obs.system, obs.config, k,
+                           f"{obs.system} disagrees with eager on the traced inputs ({k})", why,
+                           signature(ORACLE, k, obs, key)))
+    if obs.reference.ok:
+        for k, (v, got, expr) in enumerate(zip(obs.reference.values, obs.out_eval, obs.out_exprs)):
+            want = str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
+            if got and got != want:
+                out.append(Finding(
+                    ORACLE, "critical", obs.system, obs.config, "symbolic-shape",
+                    f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
+                    f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
+                    signature(ORACLE, "symbolic-shape", obs, v.kind)))
+                break
+    return out

@@ -1,0 +1,29 @@
+"""Oracle 2, replay: the traced artifact run on fresh inputs. When its guards accept an input
+and no runtime assert fires, it must agree with eager's reference semantics on that input."""
+
+from __future__ import annotations
+
+from shapefuzz.findings import Finding
+from shapefuzz.observation import Observation
+from shapefuzz.oracles.agreement import compare_runs, signature
+
+__all__ = ["replay_agreement"]
+
+ORACLE = "replay"
+
+
+def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
+    if obs.outcome.kind != "ok":
+        return []
+    for i, rec in enumerate(obs.replays):
+        if not rec.accepted or rec.artifact is None:
+            continue
+        diff = compare_runs(rec.reference, rec.artifact, undefined)
+        if diff is None:
+            continue
+        kind, key, why = diff
+        sizes = ", ".join(f"{s.name}{list(s.shape)}" for s in rec.inputs)
+        return [Finding(ORACLE, "critical", obs.system, obs.config, kind,
+                        f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({kind})",
+                        f"replay input {i} ({sizes}): {why}", signature(ORACLE, kind, obs, key), i)]
+    return []

@@ -1,0 +1,51 @@
+"""Replaying a case: run its program through its system again and see whether the recorded
+finding (by signature) still appears. Used by `shapefuzz replay` and the corpus tests."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+
+from shapefuzz.corpus import Case
+from shapefuzz.observation import to_jsonable
+from shapefuzz.oracles import check_all
+from shapefuzz.workers import Job, run_job
+
+__all__ = ["ReplayResult", "replay_case", "torch_config_applied"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayResult:
+    case: Case
+    reproduced: bool
+    signatures: tuple[str, ...]
+
+    @property
+    def as_recorded(self) -> bool:
+        """bug / known-upstream cases must reproduce; fixed ones must not."""
+        return self.reproduced == (self.case.status != "fixed")
+
+
+@contextlib.contextmanager
+def torch_config_applied(pairs):
+    import torch.fx.experimental._config as fxx
+
+    saved = {k: getattr(fxx, k) for k, _ in pairs}
+    try:
+        for k, v in pairs:
+            setattr(fxx, k, v)
+        yield
+    finally:
+        for k, v in saved.items():
+            setattr(fxx, k, v)
+
+
+def replay_case(case: Case) -> ReplayResult:
+    p = case.program
+    variants = json.dumps([] if case.replay_inputs is None else [to_jsonable(list(case.replay_inputs))])
+    with torch_config_applied(case.torch_config):
+        eager = run_job(Job(p.dumps(), "eager", "default", "[]"))
+        obs = run_job(Job(p.dumps(), case.finding.system, case.finding.config, variants))
+    sigs = tuple(f.signature for f in check_all(p, eager, [obs]))
+    return ReplayResult(case, case.finding.signature in sigs, sigs)

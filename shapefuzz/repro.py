@@ -1,0 +1,139 @@
+"""repro.py: a standalone torch script for a case. It prints what differs and exits 1 while the
+bug is there, 0 once it is fixed. Everything taken from the case goes through codegen (registered
+op names, numbers rendered as numbers), so a crafted case cannot inject code."""
+
+from __future__ import annotations
+
+from shapefuzz.codegen import HEADER, function_source, inputs_source
+from shapefuzz.corpus import Case
+
+__all__ = ["repro_source"]
+
+_ORACLE_HELP = {
+    "eager-agreement": "on the inputs it was traced with, the traced program must behave as eager",
+    "replay": "when the traced artifact's guards accept a new input and no runtime assert fires, "
+              "it must behave as eager on it",
+}
+
+_TRACE = {
+    "make_fx": '''
+def trace(fn, inputs):
+    """make_fx with fake inputs whose dims are static / dynamic (duck) / unbacked as marked."""
+    from torch._dynamo.source import LocalSource
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+    from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
+    kinds = {"static": DimDynamic.STATIC, "dynamic": DimDynamic.DUCK, "unbacked": DimDynamic.UNBACKED}
+    se = ShapeEnv()
+    mode = FakeTensorMode(shape_env=se)
+    fakes = [mode.from_tensor(t, source=LocalSource(f"x{i}"), symbolic_context=StatelessSymbolicContext(
+        dynamic_sizes=[kinds[k] for k in DIMS[i]], constraint_sizes=[None] * t.dim()))
+        for i, t in enumerate(inputs)]
+    se.pending_fresh_unbacked_symbols.clear()
+    gm = make_fx(fn, tracing_mode="symbolic")(*fakes)
+    insert_deferred_runtime_asserts(gm, se, "repro")  # make_fx graphs carry no asserts
+    gm.recompile()
+    code = se.produce_guards_expression(fakes, ignore_static=False)
+    accepts = lambda args: code is None or se.evaluate_guards_expression(code, args)
+    return gm, accepts
+''',
+    "export": '''
+def trace(fn, inputs):
+    """torch.export (non-strict), Dim.DYNAMIC on every non-static dim of size >= 2."""
+    from torch.export import Dim, export
+
+    class M(torch.nn.Module):
+        def forward(self, *xs):
+            return fn(*xs)
+
+    specs = tuple({d: Dim.DYNAMIC for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
+                   if k != "static" and n >= 2} or None for i, t in enumerate(inputs))
+    mod = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=False).module()
+    return mod, lambda args: True  # ep.module() checks its guards and asserts itself
+''',
+}
+
+_CHECK = '''
+def run(fn, args):
+    try:
+        out = fn(*args)
+    except Exception as e:
+        return ("error", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
+    return ("ok", out if isinstance(out, tuple) else (out,))
+
+
+def same(a, b, compare_data):
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return not compare_data or torch.allclose(a.double(), b.double(), equal_nan=True)
+    return (not isinstance(a, torch.Tensor)) and (not isinstance(b, torch.Tensor)) and int(a) == int(b)
+
+
+def main():
+    try:
+        artifact, accepts = trace(f, traced_inputs)
+    except Exception as e:
+        if CHECK == "trace-error":
+            print(f"BUG: tracing raised {type(e).__name__}: {e}")
+            print("eager on the same inputs:", run(f, traced_inputs)[0])
+            return 1
+        print(f"tracing raised {type(e).__name__}: {e} (not the recorded bug)")
+        return 0
+    if CHECK == "trace-error":
+        print("tracing succeeds: the bug is fixed")
+        return 0
+    args = [t.clone() for t in check_inputs]
+    if not accepts(args):
+        print("the traced guards reject the input: nothing to compare (fixed?)")
+        return 0
+    want = run(f_ref, [t.clone() for t in check_inputs])
+    got = run(artifact, args)
+    if got[0] == "error" and got[1].split(": ", 1)[-1].startswith(("Runtime assertion failed", "Guard failed")):
+        print("a runtime assert or guard rejects the input:", got[1])
+        return 0
+    print("eager :", want)
+    print("traced:", got)
+    if want[0] != got[0]:
+        print("BUG: eager and traced disagree on success")
+        return 1
+    if want[0] == "ok":
+        if len(want[1]) != len(got[1]) or not all(
+                same(a, b, k not in UNDEFINED) for k, (a, b) in enumerate(zip(want[1], got[1]))):
+            print("BUG: eager and traced outputs differ")
+            return 1
+    print("OK: traced and eager agree")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def repro_source(case: Case, forced_general=frozenset(), torch_version: str = "") -> str:
+    f = case.finding
+    p = case.program
+    config = "".join(f"torch.fx.experimental._config.{k} = {v!r}\n" for k, v in case.torch_config
+                     if k.isidentifier() and isinstance(v, (bool, int, float)))
+    check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs
+    undefined = sorted(k for k, v in enumerate(p.outputs) if v in p.undefined_data())
+    kind = "trace-error" if f.kind == "trace-error" else "compare"
+    head = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}: {_ORACLE_HELP.get(f.oracle, "")}.\n'
+            f"system {f.system}, config {f.config}; found with torch {_safe(torch_version)}.\n"
+            f"signature: {_safe(f.signature)}\n"
+            'Exits 1 while the bug is there, 0 once it is fixed.\n"""\n')
+    return "".join([
+        head, "import sys\n\n", HEADER, "import torch.fx.experimental._config\n", config, "\n",
+        function_source(p, "f"), "\n# the reference: eager, with the branches the trace sent to their fallback\n",
+        function_source(p, "f_ref", frozenset(forced_general)), "\n",
+        inputs_source(p.inputs, "traced_inputs"), inputs_source(check_inputs, "check_inputs"),
+        f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n",
+        f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
+        f"CHECK = {kind!r}\n", _TRACE[f.system], _CHECK])
+
+
+def _safe(s: str) -> str:
+    """Text for inside the docstring: no quotes or backslashes can close it."""
+    return "".join(ch for ch in s if ch.isprintable() and ch not in '"\\')[:300]

@@ -1,0 +1,145 @@
+"""`shapefuzz fuzz`: a campaign with workers, a live progress line, saved cases and reports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from shapefuzz.campaign import Campaign, CampaignSettings, FoundBug
+from shapefuzz.corpus import Case, save_case
+from shapefuzz.observation import to_jsonable
+from shapefuzz.report import write_report
+from shapefuzz.repro import repro_source
+from shapefuzz.workers import WorkerPool
+from shapefuzz.strategies.settings import GenSettings
+
+__all__ = ["FuzzOptions", "run_fuzz", "confirm"]
+
+
+@dataclass(frozen=True, slots=True)
+class FuzzOptions:
+    targets: tuple[tuple[str, str], ...]
+    budget_s: float
+    max_examples: int | None
+    seed: int
+    workers: int
+    out: Path
+    gen: GenSettings
+    torch_config: tuple[tuple[str, object], ...]
+    timeout_s: float
+    shrink_budget_s: float
+    confirm: bool
+    quiet: bool
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
+def _observation_of(bug: FoundBug):
+    return next((o for o in bug.evaluation.observations
+                 if (o.system, o.config) == (bug.finding.system, bug.finding.config)), None)
+
+
+def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
+    f = bug.finding
+    obs = _observation_of(bug)
+    replay = obs.replays[f.replay_index].inputs if obs is not None and f.replay_index >= 0 else None
+    case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version())
+    forced = frozenset(obs.fallback_branches) if obs is not None else frozenset()
+    log = "\n".join([f"{f.summary}", "", f.detail, "", "program:", bug.program.pretty(), "",
+                     f"seen {bug.count} times; first after {bug.first_s:.1f} s (program #{bug.first_program});"
+                     f" shrunk: {bug.shrunk}", "",
+                     "observation:", repr(obs)[:20000]])
+    return case, repro_source(case, forced, _torch_version()), log
+
+
+def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
+    """A finding counts only if its own repro.py exits 1 (the bug shows standalone)."""
+    try:
+        r = subprocess.run([sys.executable, str(case_dir / "repro.py")], capture_output=True,
+                           text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False
+    (case_dir / "confirm.txt").write_text(f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    return r.returncode == 1
+
+
+class _Progress:
+    def __init__(self, opts: FuzzOptions):
+        self.opts = opts
+        self.last = 0.0
+        self.live = None
+        if not opts.quiet:
+            from rich.console import Console
+
+            self.console = Console(stderr=True)
+
+    def __call__(self, c: Campaign) -> None:
+        now = time.monotonic()
+        if self.opts.quiet or now - self.last < 0.5:
+            return
+        self.last = now
+        st = c.stats
+        valid = 100 * st.valid / st.programs if st.programs else 0
+        rate = st.programs / max(c.elapsed(), 1e-9)
+        self.console.print(
+            f"[{c.elapsed():6.1f}/{self.opts.budget_s:.0f} s] programs {st.programs} "
+            f"valid {valid:.0f}% findings {len(c.bugs)} ({rate:.1f} programs/s)",
+            end="\r", highlight=False)
+
+
+def run_fuzz(opts: FuzzOptions) -> int:
+    opts.out.mkdir(parents=True, exist_ok=True)
+    cases_root = opts.out / "findings"
+    saved: dict[str, Path] = {}
+
+    def on_bug(bug: FoundBug) -> None:
+        case, repro, log = _case_for(bug, opts)
+        saved[bug.finding.signature] = save_case(cases_root, case, repro, log, _observation_of(bug))
+
+    cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
+                           shrink_budget_s=opts.shrink_budget_s)
+    progress = _Progress(opts)
+    t0 = time.monotonic()
+    with WorkerPool(min(opts.workers, 1 + len(opts.targets)), opts.timeout_s, opts.torch_config) as pool:
+        camp = Campaign(cfg, pool.run_many, progress, on_bug).run()
+    elapsed = time.monotonic() - t0
+    if not opts.quiet:
+        progress.console.print()
+    findings, unconfirmed = [], []
+    for sig, bug in camp.bugs.items():
+        d = saved[sig]
+        ok = confirm(d) if opts.confirm else True
+        row = {"signature": sig, "oracle": bug.finding.oracle, "severity": bug.finding.severity,
+               "system": bug.finding.system, "config": bug.finding.config, "kind": bug.finding.kind,
+               "summary": bug.finding.summary, "detail": bug.finding.detail, "case_dir": str(d),
+               "count": bug.count, "shrunk": bug.shrunk, "confirmed": ok,
+               "program": bug.program.pretty(), "n_instrs": len(bug.program.instrs)}
+        (findings if ok else unconfirmed).append(row)
+    st = camp.stats
+    outcomes: dict = {}
+    for (s, c, k), n in st.outcomes.items():
+        outcomes.setdefault(s, {}).setdefault(c, {})[k] = n
+    write_report(opts.out, {
+        "torch_version": _torch_version(), "seed": opts.seed, "elapsed_s": elapsed,
+        "campaign_s": camp.elapsed(), "budget_s": opts.budget_s,
+        "programs": st.programs, "valid_programs": st.valid,
+        "valid_fraction": st.valid / st.programs if st.programs else 0.0,
+        "throughput": st.programs / elapsed if elapsed else 0.0,
+        "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
+        "outcomes": outcomes, "findings": findings, "unconfirmed": unconfirmed,
+        "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
+        "timeline": st.timeline[-2000:], "shrink_runs": st.shrink_runs,
+        "torch_config": [list(kv) for kv in opts.torch_config], "workers": opts.workers,
+        "generator": to_jsonable(opts.gen),
+    })
+    if not opts.quiet:
+        print(f"{st.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed finding(s)"
+              f"{f', {len(unconfirmed)} unconfirmed' if unconfirmed else ''}; report: {opts.out / 'report.md'}")
+    return 1 if findings else 0

@@ -1,0 +1,28 @@
+"""Shape systems. Each has a `name` and `observe(program, config, variants) -> Observation`, and
+never raises for a failure of the program under test (Note [three kinds of failure]).
+
+Systems are imported lazily by name, inside worker processes, so the campaign process never
+runs torch code of a program under test."""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS"]
+
+SYSTEMS = {
+    "eager": ("shapefuzz.systems.eager", "EagerSystem"),
+    "make_fx": ("shapefuzz.systems.make_fx", "MakeFxSystem"),
+    "export": ("shapefuzz.systems.export", "ExportSystem"),
+}
+#: named configs per system; "default" is torch's own defaults.
+CONFIGS = {name: ("default",) for name in SYSTEMS}
+DEFAULT_SYSTEMS = ("make_fx", "export")
+_cache: dict[str, object] = {}
+
+
+def get_system(name: str):
+    if name not in _cache:
+        mod, cls = SYSTEMS[name]
+        _cache[name] = getattr(importlib.import_module(mod), cls)()
+    return _cache[name]

@@ -1,0 +1,171 @@
+"""Helpers every torch system shares: capturing values, classifying exceptions, the binding of
+symbols to values, evaluating shape expressions, and recording shape decisions."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import sympy
+import torch
+from torch.fx.experimental import symbolic_shapes as ss
+
+from shapefuzz import interp
+from shapefuzz.observation import Decision, Outcome, RunResult, Value
+from shapefuzz.program import InputSpec, Program
+
+__all__ = ["capture", "run_safely", "classify", "torch_frame", "eval_exprs", "expr_str",
+           "DecisionRecorder", "reference_run", "shape_env_facts"]
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_DTYPE_NAMES = {torch.float32: "float", torch.int64: "int", torch.bool: "bool"}
+
+
+def capture(v: Any) -> Value:
+    if isinstance(v, torch.Tensor):
+        data = tuple(v.detach().reshape(-1).tolist()) if v.numel() <= 4096 else ()
+        return Value("tensor", tuple(int(n) for n in v.shape), _DTYPE_NAMES.get(v.dtype, str(v.dtype)), data)
+    if isinstance(v, (int, torch.SymInt)) and not isinstance(v, bool):
+        return Value("int", (), "int", (int(v),))
+    return Value("other", (), type(v).__name__, (repr(v)[:80],))
+
+
+def torch_frame(exc: BaseException) -> str:
+    """The innermost frame inside torch, as "relative/path.py:function" (no line number, so
+    signatures survive unrelated edits to the file)."""
+    best = ""
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if fs.filename.startswith(_TORCH_DIR):
+            best = f"{os.path.relpath(fs.filename, _TORCH_DIR)}:{fs.name}"
+    return best
+
+
+def first_line(exc: BaseException) -> str:
+    s = str(exc).strip()
+    return s.splitlines()[0][:300] if s else ""
+
+
+def classify(exc: BaseException) -> Outcome:
+    name = type(exc).__name__
+    msg = str(exc)[:2000]
+    if isinstance(exc, ss.GuardOnDataDependentSymNode):
+        return Outcome("dde", name, msg, torch_frame(exc), str(getattr(exc, "cond", "")))
+    if _is_constraint_violation(exc):
+        return Outcome("constraint", name, msg, torch_frame(exc))
+    return Outcome("error", name, msg, torch_frame(exc))
+
+
+def _is_constraint_violation(exc: BaseException) -> bool:
+    if isinstance(exc, ss.ConstraintViolationError):
+        return True
+    msg = str(exc)
+    return (type(exc).__name__ == "UserError" and "Constraints violated" in msg) or (
+        "conflicts between user-specified ranges and inferred ranges" in msg)
+
+
+def run_safely(fn: Callable[[], Any]) -> RunResult:
+    try:
+        outs = fn()
+    except Exception as e:  # the program under test failing is data, not our bug
+        return RunResult(False, f"{type(e).__name__}: {first_line(e)}", (), torch_frame(e))
+    return RunResult(True, "", tuple(capture(v) for v in outs))
+
+
+def reference_run(program: Program, specs: tuple[InputSpec, ...], forced: frozenset[int]) -> RunResult:
+    """Eager semantics with the traced fallbacks forced (Note [branch contract])."""
+    return run_safely(lambda: interp.program_fn(program, forced)(*interp.make_inputs(specs)))
+
+
+def expr_str(e: Any) -> str:
+    if isinstance(e, torch.SymInt):
+        return str(e.node.expr)
+    if isinstance(e, torch.Tensor):
+        return "[" + ", ".join(expr_str(s) for s in e.shape) + "]"
+    return str(e)
+
+
+def eval_exprs(vals: list[Any], binding: dict[sympy.Symbol, int]) -> tuple[str, ...]:
+    """Each output's shape (or SymInt value) evaluated under the binding, as text."""
+
+    def one(x: Any) -> str:
+        if isinstance(x, torch.SymInt):
+            r = sympy.sympify(sympy.sympify(x.node.expr).xreplace(binding))
+            return str(int(r)) if r.is_Integer else ""
+        if isinstance(x, int):
+            return str(x)
+        if isinstance(x, torch.Tensor):
+            parts = [one(s) if isinstance(s, torch.SymInt) else str(int(s)) for s in x.shape]
+            return "" if "" in parts else "[" + ", ".join(parts) + "]"
+        return ""
+
+    out = []
+    for v in vals:
+        try:
+            out.append(one(v))
+        except (TypeError, ValueError):
+            out.append("")
+    return tuple(out)
+
+
+def shape_env_facts(se: ss.ShapeEnv) -> dict[str, tuple]:
+    asserts = tuple(str(ra.expr) for ras in se.deferred_runtime_asserts.values() for ra in ras)
+    return {
+        "guards": tuple(str(g.expr) for g in se.guards),
+        "asserts": asserts,
+        "replacements": tuple(sorted((str(k), str(v)) for k, v in se.replacements.items())),
+        "ranges": tuple(sorted((str(k), str(v)) for k, v in se.var_to_range.items())),
+    }
+
+
+class DecisionRecorder:
+    """Records every shape question ShapeEnv answers while active, and how it was answered
+    (a new guard, a new deferred assert, the fallback of guard_or_*, or statically)."""
+
+    def __init__(self) -> None:
+        self.decisions: list[Decision] = []
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def active(self):
+        orig_eval = ss.ShapeEnv.evaluate_expr
+        orig_defer = ss.ShapeEnv.guard_or_defer_runtime_assert
+        rec = self
+
+        def evaluate_expr(se, orig_expr, *a, **kw):
+            return rec._observe(se, orig_eval, (se, orig_expr) + a, kw, orig_expr,
+                                kw.get("fallback_value"))
+
+        def defer(se, orig_expr, *a, **kw):
+            return rec._observe(se, orig_defer, (se, orig_expr) + a, kw, orig_expr, None)
+
+        ss.ShapeEnv.evaluate_expr = evaluate_expr
+        ss.ShapeEnv.guard_or_defer_runtime_assert = defer
+        try:
+            yield self
+        finally:
+            ss.ShapeEnv.evaluate_expr = orig_eval
+            ss.ShapeEnv.guard_or_defer_runtime_assert = orig_defer
+
+    def _observe(self, se, fn, args, kw, expr, fallback):
+        if self._depth:
+            return fn(*args, **kw)
+        n_guards = len(se.guards)
+        n_asserts = sum(len(v) for v in se.deferred_runtime_asserts.values())
+        self._depth += 1
+        try:
+            result = fn(*args, **kw)
+        finally:
+            self._depth -= 1
+        if len(se.guards) > n_guards:
+            how = "guard"
+        elif sum(len(v) for v in se.deferred_runtime_asserts.values()) > n_asserts:
+            how = "assert"
+        elif fallback is not None and result == fallback:
+            how = "fallback"
+        else:
+            how = "static"
+        self.decisions.append(Decision(str(expr), str(result), how))
+        return result

@@ -1,0 +1,58 @@
+"""`make_fx` system: symbolic tracing with fake inputs whose dims are static, dynamic (duck
+sized, as make_fx does by default) or unbacked, as the program marks them."""
+
+from __future__ import annotations
+
+import torch
+from torch._dynamo.source import LocalSource
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
+
+from shapefuzz import interp
+from shapefuzz.systems.traced import Trace, observe_trace
+
+__all__ = ["MakeFxSystem", "fakeify"]
+
+DIM_DYNAMIC = {"static": DimDynamic.STATIC, "dynamic": DimDynamic.DUCK, "unbacked": DimDynamic.UNBACKED}
+
+
+def fakeify(mode: FakeTensorMode, t: torch.Tensor, dims: tuple[str, ...], name: str):
+    ctx = StatelessSymbolicContext(dynamic_sizes=[DIM_DYNAMIC[d] for d in dims],
+                                   constraint_sizes=[None] * t.dim())
+    return mode.from_tensor(t, symbolic_context=ctx, source=LocalSource(name))
+
+
+class MakeFxSystem:
+    name = "make_fx"
+
+    def observe(self, program, config: str, variants):
+        return observe_trace(self.name, config, program, variants, lambda hook: self._trace(program, hook))
+
+    def _trace(self, program, on_branch) -> Trace:
+        se = ShapeEnv()
+        mode = FakeTensorMode(shape_env=se)
+        real = interp.make_inputs(program.inputs)
+        fakes = [fakeify(mode, t, s.dims, s.name) for t, s in zip(real, program.inputs)]
+        # Unbacked input dims are bound by the inputs themselves, not by a traced node.
+        se.pending_fresh_unbacked_symbols.clear()
+        gm = make_fx(interp.program_fn(program, on_branch=on_branch), tracing_mode="symbolic")(*fakes)
+        out_node = gm.graph.output_node().args[0]
+        outs = out_node if isinstance(out_node, (tuple, list)) else (out_node,)
+        out_vals = [o.meta["val"] if isinstance(o, torch.fx.Node) else o for o in outs]
+        # make_fx graphs carry no asserts and no guard checks (TORCH_NOTES 6): add both.
+        insert_deferred_runtime_asserts(gm, se, "shapefuzz")
+        gm.recompile()
+        code = se.produce_guards_expression(fakes, ignore_static=False)
+
+        def accepts(real_inputs):
+            if code is None:
+                return True, ""
+            try:
+                ok = se.evaluate_guards_expression(code, real_inputs)
+            except Exception as e:  # a guard that cannot be evaluated rejects the input
+                return False, f"guard evaluation failed: {type(e).__name__}: {e}"
+            return bool(ok), "" if ok else f"guards rejected: {code}"
+
+        return Trace(se, gm, fakes, out_vals, accepts, lambda r: gm(*r))

@@ -1,0 +1,67 @@
+"""Hypothesis strategies for shapefuzz programs (importable as ``shapefuzz.strategies``).
+
+    from shapefuzz.strategies import programs
+    @given(programs(max_ops=6, families=("split", "cat")))
+    def test_...(program): ...
+"""
+
+from __future__ import annotations
+
+import hypothesis.strategies as st
+from hypothesis import target
+from hypothesis.errors import InvalidArgument
+
+from shapefuzz.ops import all_ops
+from shapefuzz.program import Program
+from .context import GenContext, SkipOp, StopGeneration
+from .inputs import data_for, input_spec, input_specs
+from .settings import GenSettings
+
+__all__ = ["programs", "programs_from", "input_specs", "input_spec", "data_for", "GenSettings"]
+
+
+def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int = 3,
+             max_size: int = 6, max_inputs: int = 3,
+             dim_kinds: tuple[str, ...] = ("static", "dynamic", "unbacked")) -> st.SearchStrategy[Program]:
+    """Programs over the given op families (all by default), with at most `max_ops` generated
+    operations (helpers such as size() may add a few instructions)."""
+    try:
+        settings = GenSettings(tuple(families), max_ops, max_rank, max_size, max_inputs, tuple(dim_kinds))
+    except (TypeError, ValueError) as e:  # e.g. families=None, unhashable family names
+        raise InvalidArgument(f"programs(): {e}") from None
+    return programs_from(settings)
+
+
+def programs_from(settings: GenSettings) -> st.SearchStrategy[Program]:
+    ops = [op for op in all_ops().values() if not settings.families or op.family in settings.families]
+    if not ops:
+        raise InvalidArgument(f"no op in families {settings.families}")
+    return _programs(settings, tuple(ops))
+
+
+@st.composite
+def _programs(draw, settings: GenSettings, ops) -> Program:
+    inputs = draw(input_specs(settings))
+    ctx = GenContext(settings, inputs)
+    for _ in range(settings.max_ops):
+        # A continue-flag per step (not a drawn count) lets the shrinker delete steps.
+        if ctx.instrs and not draw(st.integers(0, 5)):
+            break
+        op = draw(st.sampled_from(ops))
+        try:
+            op.generate(ctx, draw)
+        except SkipOp:
+            continue
+        except StopGeneration:
+            break
+    outputs = ctx.outputs() or (len(inputs) - 1,)
+    _steer(ctx)
+    return Program(inputs, tuple(ctx.instrs), outputs)
+
+
+def _steer(ctx: GenContext) -> None:
+    try:
+        target(float(len(ctx.instrs)), label="instructions")
+        target(float(len(ctx.data_dependent)), label="data-dependent values")
+    except InvalidArgument:
+        pass  # outside a @given test (e.g. .example())

@@ -1,0 +1,81 @@
+"""Small builders for hand-written programs and an output comparison shared by tests/cover."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, statically_known_true
+
+from shapefuzz import interp
+from shapefuzz.program import InputSpec, Instr, Program, Ref
+
+R = Ref
+
+
+def inp(data, shape=None, dtype=None, dims=None, name=None) -> InputSpec:
+    """An input from flat data; dtype inferred (bool, int, else float), shape defaults to 1-D."""
+    data = tuple(data)
+    if dtype is None:
+        if data and all(isinstance(v, bool) for v in data):
+            dtype = "bool"
+        elif data and all(isinstance(v, int) and not isinstance(v, bool) for v in data):
+            dtype = "int"
+        else:
+            dtype = "float"
+    shape = (len(data),) if shape is None else tuple(shape)
+    assert math.prod(shape) == len(data)
+    if dtype == "float":
+        data = tuple(float(v) for v in data)
+    return InputSpec(name or "x", dtype, shape, tuple(dims or ("dynamic",) * len(shape)), data)
+
+
+def I(op: str, *args, n_out: int = 1) -> Instr:  # noqa: E743
+    return Instr(op, tuple(args), n_out)
+
+
+def prog(inputs, instrs, outputs=None) -> Program:
+    inputs = tuple(inputs)
+    inputs = tuple(InputSpec(f"x{k}", s.dtype, s.shape, s.dims, s.data) for k, s in enumerate(inputs))
+    p = Program(inputs, tuple(instrs), ())
+    if outputs is None:
+        outputs = (p.n_values() - 1,)
+    p = Program(inputs, tuple(instrs), tuple(outputs))
+    p.types()  # every hand-written program must type-check
+    return p
+
+
+def run(p: Program, **kw) -> list:
+    return interp.run(p, interp.make_inputs(p.inputs), **kw)
+
+
+def outputs(p: Program, **kw) -> list:
+    env = run(p, **kw)
+    return [env[o] for o in p.outputs]
+
+
+def exec_function(src: str, name: str = "f"):
+    """Exec generated function source in a fresh namespace holding only what repro.py imports."""
+    ns = {"torch": torch, "guard_or_false": guard_or_false, "guard_or_true": guard_or_true,
+          "statically_known_true": statically_known_true}
+    exec(compile(src, "<function_source>", "exec"), ns)
+    return ns[name]
+
+
+def assert_same_outputs(program: Program, expected: list, actual, undefined=frozenset()) -> None:
+    """Outputs of the interpreter vs. of generated source: same kinds, shapes, dtypes, values
+    (values of undefined-data outputs, from torch.empty, are not compared)."""
+    actual = list(actual)
+    assert len(expected) == len(actual)
+    for idx, e, a in zip(program.outputs, expected, actual):
+        if isinstance(e, torch.Tensor):
+            assert isinstance(a, torch.Tensor), (idx, e, a)
+            assert e.shape == a.shape and e.dtype == a.dtype, (idx, e, a)
+            if idx in undefined:
+                continue
+            if e.dtype.is_floating_point:
+                assert torch.allclose(e, a, rtol=0, atol=0, equal_nan=True), (idx, e, a)
+            else:
+                assert torch.equal(e, a), (idx, e, a)
+        else:
+            assert type(e) is type(a) and e == a, (idx, e, a)
