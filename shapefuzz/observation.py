@@ -71,6 +71,8 @@ def _same_num(a, b) -> bool:
         a, b = float(a), float(b)
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
+        if math.isinf(a) or math.isinf(b):
+            return a == b
         return abs(a - b) <= 1e-5 * max(1.0, abs(a), abs(b))
     return a == b
 

@@ -35,7 +35,16 @@ def trace(fn, inputs):
     insert_deferred_runtime_asserts(gm, se, "repro")  # make_fx graphs carry no asserts
     gm.recompile()
     code = se.produce_guards_expression(fakes, ignore_static=False)
-    accepts = lambda args: code is None or se.evaluate_guards_expression(code, args)
+
+    def accepts(args):
+        if code is not None and not se.evaluate_guards_expression(code, args):
+            return False
+        # asserts over unbacked input dims: no graph node binds them, so check them here
+        import sympy
+        binding = {s.node.expr: n for fk, a in zip(fakes, args) for s, n in zip(fk.shape, a.shape)
+                   if isinstance(s, torch.SymInt) and isinstance(s.node.expr, sympy.Symbol)}
+        return all(bool(ra.expr.xreplace(binding)) for ras in se.deferred_runtime_asserts.values()
+                   for ra in ras if ra.expr.free_symbols and ra.expr.free_symbols <= set(binding))
     return gm, accepts
 ''',
     "export": '''
@@ -86,7 +95,10 @@ def main():
         return 0
     args = [t.clone() for t in check_inputs]
     if not accepts(args):
-        print("the traced guards reject the input: nothing to compare (fixed?)")
+        if ON_TRACED_INPUTS and run(f_ref, [t.clone() for t in check_inputs])[0] == "ok":
+            print("BUG: the guards reject the very inputs the program was traced with")
+            return 1
+        print("the traced guards or input asserts reject the input: nothing to compare")
         return 0
     want = run(f_ref, [t.clone() for t in check_inputs])
     got = run(artifact, args)
@@ -131,7 +143,7 @@ def repro_source(case: Case, forced_general=frozenset(), torch_version: str = ""
         inputs_source(p.inputs, "traced_inputs"), inputs_source(check_inputs, "check_inputs"),
         f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n",
         f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
-        f"CHECK = {kind!r}\n", _TRACE[f.system], _CHECK])
+        f"CHECK = {kind!r}\n", f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n", _TRACE[f.system], _CHECK])
 
 
 def _safe(s: str) -> str:

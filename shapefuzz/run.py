@@ -82,7 +82,8 @@ class _Progress:
 
     def __call__(self, c: Campaign) -> None:
         now = time.monotonic()
-        if self.opts.quiet or now - self.last < 0.5:
+        tty = self.console.is_terminal if not self.opts.quiet else False
+        if self.opts.quiet or now - self.last < (0.5 if tty else 10.0):
             return
         self.last = now
         st = c.stats
@@ -91,7 +92,7 @@ class _Progress:
         self.console.print(
             f"[{c.elapsed():6.1f}/{self.opts.budget_s:.0f} s] programs {st.programs} "
             f"valid {valid:.0f}% findings {len(c.bugs)} ({rate:.1f} programs/s)",
-            end="\r", highlight=False)
+            end="\r" if tty else "\n", highlight=False)
 
 
 def run_fuzz(opts: FuzzOptions) -> int:
@@ -107,7 +108,8 @@ def run_fuzz(opts: FuzzOptions) -> int:
                            shrink_budget_s=opts.shrink_budget_s)
     progress = _Progress(opts)
     t0 = time.monotonic()
-    with WorkerPool(min(opts.workers, 1 + len(opts.targets)), opts.timeout_s, opts.torch_config) as pool:
+    with WorkerPool(min(opts.workers, 1 + len(opts.targets)), opts.timeout_s, opts.torch_config,
+                    log_path=str(opts.out / "workers.log")) as pool:
         camp = Campaign(cfg, pool.run_many, progress, on_bug).run()
     elapsed = time.monotonic() - t0
     if not opts.quiet:

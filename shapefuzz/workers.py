@@ -50,8 +50,14 @@ def apply_torch_config(torch_config: tuple[tuple[str, Any], ...]) -> None:
         setattr(fxx, key, value)
 
 
-def _worker_main(conn, torch_config) -> None:
+def _worker_main(conn, torch_config, log_path) -> None:
+    import os
     import warnings
+
+    if log_path:  # torch prints failing graphs to stderr; keep the campaign's terminal clean
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
 
     warnings.filterwarnings("ignore")
     apply_torch_config(torch_config)
@@ -73,9 +79,9 @@ def _worker_main(conn, torch_config) -> None:
 
 
 class _Worker:
-    def __init__(self, ctx, torch_config):
+    def __init__(self, ctx, torch_config, log_path):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, torch_config), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, torch_config, log_path), daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
@@ -90,12 +96,14 @@ class _Worker:
 
 
 class WorkerPool:
-    def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 120.0):
+    def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 120.0,
+                 log_path: str | None = None):
+        self.log_path = log_path
         self._ctx = mp.get_context("spawn")
         self.timeout_s = timeout_s
         self.startup_s = startup_s
         self.torch_config = tuple(torch_config)
-        self.workers = [_Worker(self._ctx, self.torch_config) for _ in range(max(1, n))]
+        self.workers = [_Worker(self._ctx, self.torch_config, self.log_path) for _ in range(max(1, n))]
         self.restarts = 0
 
     def close(self) -> None:
@@ -159,5 +167,5 @@ class WorkerPool:
         job = w.job
         w.kill()
         self.restarts += 1
-        self.workers[wi] = _Worker(self._ctx, self.torch_config)
+        self.workers[wi] = _Worker(self._ctx, self.torch_config, self.log_path)
         return Observation(job.system, job.config, Outcome(kind, kind.capitalize(), message))

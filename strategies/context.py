@@ -38,6 +38,7 @@ class GenContext:
         self.types: list[VType] = [s.vtype for s in inputs]
         self.data_dependent: set[int] = {k for k, s in enumerate(inputs) if "unbacked" in s.dims}
         self.instrs: list[Instr] = []
+        self.undefined: set[int] = set()  # torch.empty outputs: never fed to another op
         self.used: set[int] = set()
         self.failed = False
 
@@ -57,7 +58,7 @@ class GenContext:
             if t.rank < min_rank or (max_rank is not None and t.rank > max_rank):
                 continue
             v = self.values[k]
-            if v.dim() != t.rank or (pred is not None and not pred(v)):
+            if k in self.undefined or v.dim() != t.rank or (pred is not None and not pred(v)):
                 continue
             out.append(Ref(k))
         return out
@@ -165,6 +166,8 @@ class GenContext:
         self.used.update(arg_refs)
         if name_is_dd(ins.op) or any(i in self.data_dependent for i in arg_refs):
             self.data_dependent.update(r.index for r in refs)
+        if op.undefined_data:
+            self.undefined.update(r.index for r in refs)
         self.values.extend(outs)
         self.types.extend(types)
         self.instrs.append(ins)

@@ -24,6 +24,23 @@ def fakeify(mode: FakeTensorMode, t: torch.Tensor, dims: tuple[str, ...], name: 
     return mode.from_tensor(t, symbolic_context=ctx, source=LocalSource(name))
 
 
+def input_asserts_hold(se, fakes, real_inputs) -> tuple[bool, str]:
+    """Deferred asserts over unbacked *input* dims. No graph node binds those symbols, so
+    insert_deferred_runtime_asserts cannot place them; they are checks on the inputs, made here
+    as torch makes them for mark_unbacked inputs."""
+    import sympy
+
+    from shapefuzz.systems.traced import input_binding
+
+    binding = input_binding(fakes, real_inputs)
+    for ras in se.deferred_runtime_asserts.values():
+        for ra in ras:
+            if ra.expr.free_symbols and ra.expr.free_symbols <= set(binding):
+                if not bool(sympy.sympify(ra.expr.xreplace(binding))):
+                    return False, f"Runtime assertion failed for expression {ra.expr} (input dims)"
+    return True, ""
+
+
 class MakeFxSystem:
     name = "make_fx"
 
@@ -47,12 +64,12 @@ class MakeFxSystem:
         code = se.produce_guards_expression(fakes, ignore_static=False)
 
         def accepts(real_inputs):
-            if code is None:
-                return True, ""
             try:
-                ok = se.evaluate_guards_expression(code, real_inputs)
+                ok = code is None or se.evaluate_guards_expression(code, real_inputs)
             except Exception as e:  # a guard that cannot be evaluated rejects the input
-                return False, f"guard evaluation failed: {type(e).__name__}: {e}"
-            return bool(ok), "" if ok else f"guards rejected: {code}"
+                return False, f"Guard failed: cannot evaluate ({type(e).__name__}: {e})"
+            if not ok:
+                return False, f"Guard failed: {code}"
+            return input_asserts_hold(se, fakes, real_inputs)
 
         return Trace(se, gm, fakes, out_vals, accepts, lambda r: gm(*r))

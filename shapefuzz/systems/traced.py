@@ -93,7 +93,10 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     forced = fallbacks()
     real = interp.make_inputs(program.inputs)
     binder = BindingRecorder(tr.gm, tr.se)
-    artifact = run_safely(lambda: _flat(binder.run(*real)))
+    accepted, why = tr.accepts(real)
+    # Guards must hold at the trace's own inputs (else: a finding); an assert that rejects them
+    # is torch's documented contract for unbacked symbols (see oracles.agreement).
+    artifact = run_safely(lambda: _flat(binder.run(*real))) if accepted else RunResult(False, why)
     binding = {**input_binding(tr.fakes, real), **binder.binding}
     facts = shape_env_facts(tr.se)
     replays = tuple(_replay(tr, program, forced, v) for v in variants)
