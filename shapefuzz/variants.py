@@ -16,23 +16,37 @@ MAX_NUMEL = 512
 
 
 def variants(program: Program, n: int, seed: int = 0) -> list[tuple[InputSpec, ...]]:
+    """Up to n distinct input sets: two with the program's shapes and new data, the rest with
+    every non-static dim resized, cycling through small sizes (2 and 3 flip most derived
+    conditions), 0 and 1 (specialization edges) and sizes around and above the traced ones."""
     rng = random.Random(zlib.crc32(program.dumps().encode()) ^ seed)
     out: list[tuple[InputSpec, ...]] = []
-    for k in range(n):
-        # First variants keep the shapes and change only data; later ones resize as well.
-        specs = tuple(_vary(s, rng, resize=k >= n // 3) for s in program.inputs)
-        if specs != program.inputs and specs not in out:
+    shapes = {tuple(s.shape for s in program.inputs)}
+    n_same = min(2, n // 3)
+    for k in range(n_same):
+        out.append(tuple(_vary(s, i, rng, None) for i, s in enumerate(program.inputs)))
+    for j in range(4 * n):
+        if len(out) >= n:
+            break
+        specs = tuple(_vary(s, i, rng, j) for i, s in enumerate(program.inputs))
+        key = tuple(s.shape for s in specs)
+        if key not in shapes:  # resized variants differ in shape from each other
+            shapes.add(key)
             out.append(specs)
     return out
 
 
-def _vary(spec: InputSpec, rng: random.Random, resize: bool) -> InputSpec:
+def _sizes(n: int) -> list[int]:
+    return [2, 3, n + 1, max(n - 1, 0), 0, 1, 2 * n, 5, 4]
+
+
+def _vary(spec: InputSpec, i: int, rng: random.Random, resize: int | None) -> InputSpec:
     shape = list(spec.shape)
-    if resize:
+    if resize is not None:
         for d, kind in enumerate(spec.dims):
-            if kind != "static" and rng.random() < 0.6:
-                shape[d] = rng.choice([0, 1, 2, 3, spec.shape[d] + 1, max(spec.shape[d] - 1, 0),
-                                       2 * spec.shape[d], 5])
+            if kind != "static":
+                choices = _sizes(spec.shape[d])
+                shape[d] = choices[(resize + i + d) % len(choices)]
         while math.prod(shape) > MAX_NUMEL:
             shape[shape.index(max(shape))] //= 2
     n = math.prod(shape)

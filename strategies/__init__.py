@@ -33,7 +33,8 @@ def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int 
 
 
 def programs_from(settings: GenSettings) -> st.SearchStrategy[Program]:
-    ops = [op for op in all_ops().values() if not settings.families or op.family in settings.families]
+    ops = [op for op in all_ops().values() for _ in range(op.weight)
+           if not settings.families or op.family in settings.families]
     if not ops:
         raise InvalidArgument(f"no op in families {settings.families}")
     return _programs(settings, tuple(ops))

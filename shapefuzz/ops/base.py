@@ -26,6 +26,8 @@ class Op:
     undefined_data: ClassVar[bool] = False
     #: the output does not depend on input element data (size, numel): it stays comparable.
     data_independent_output: ClassVar[bool] = False
+    #: relative frequency in generation: the ops that ask shape questions come up more often.
+    weight: ClassVar[int] = 2
 
     def out_types(self, args: tuple, n_out: int) -> tuple[VType, ...]:
         raise NotImplementedError

@@ -158,6 +158,7 @@ PATTERNS = {p.name: p for p in (MaxPattern(), MinPattern(), EqPattern(), FloorDi
 @register
 class Branch(Op):
     name, family = "branch", "branch"
+    weight = 8
 
     def out_types(self, args, n_out):
         if len(args) < 2:

@@ -16,6 +16,7 @@ __all__: list[str] = []
 @register
 class Nonzero(Op):
     name, family = "nonzero", "datadep"
+    weight = 4
 
     def out_types(self, args, n_out):
         (m,) = args
@@ -41,6 +42,7 @@ class Mask(Op):
     """x <cmp> c for a literal c: a bool mask that follows the data."""
 
     name, family = "mask", "datadep"
+    weight = 1
 
     def out_types(self, args, n_out):
         x, cmp, c = args
@@ -71,6 +73,7 @@ def _emit_mask(ctx, draw):
 @register
 class MaskedSelect(Op):
     name, family = "masked_select", "datadep"
+    weight = 3
 
     def out_types(self, args, n_out):
         x, m = args
@@ -102,6 +105,7 @@ class MaskedSelect(Op):
 @register
 class IndexSelect(Op):
     name, family = "index_select", "datadep"
+    weight = 2
 
     def out_types(self, args, n_out):
         x, d, idx = args

@@ -15,6 +15,7 @@ __all__: list[str] = []
 @register
 class Arange(Op):
     name, family = "arange", "factory"
+    weight = 2
 
     def out_types(self, args, n_out):
         (end,) = args
@@ -65,4 +66,5 @@ class Ones(_Fill):
 @register
 class Empty(_Fill):
     name, fn = "empty", "empty"
+    weight = 1
     undefined_data = True

@@ -85,16 +85,19 @@ class _Reshape(Op):
 @register
 class Reshape(_Reshape):
     name, method = "reshape", "reshape"
+    weight = 3
 
 
 @register
 class View(_Reshape):
     name, method = "view", "view"
+    weight = 2
 
 
 @register
 class Flip(Op):
     name, family = "flip", "layout"
+    weight = 2
 
     def out_types(self, args, n_out):
         x, dims = args
@@ -122,6 +125,7 @@ class Flip(Op):
 @register
 class Narrow(Op):
     name, family = "narrow", "layout"
+    weight = 4
 
     def out_types(self, args, n_out):
         x, d, start, length = args
@@ -178,6 +182,7 @@ class Slice(Op):
     """Python slicing x[..., a:b]: out-of-range bounds clamp, None means open."""
 
     name, family = "slice", "layout"
+    weight = 3
 
     def out_types(self, args, n_out):
         x, d, start, end = args
@@ -211,6 +216,7 @@ class Slice(Op):
 @register
 class Expand(Op):
     name, family = "expand", "layout"
+    weight = 2
 
     def out_types(self, args, n_out):
         x, sizes = args

@@ -15,6 +15,7 @@ __all__: list[str] = []
 @register
 class Cat(Op):
     name, family = "cat", "cat"
+    weight = 4
 
     def out_types(self, args, n_out):
         xs, d = args
@@ -52,6 +53,7 @@ class Split(Op):
     """torch.split by a chunk size or by a list of sizes; one value per piece."""
 
     name, family = "split", "split"
+    weight = 4
 
     def out_types(self, args, n_out):
         x, spec, d = args
@@ -86,6 +88,7 @@ class Split(Op):
 @register
 class Chunk(Op):
     name, family = "chunk", "split"
+    weight = 2
 
     def out_types(self, args, n_out):
         x, chunks, d = args
@@ -111,6 +114,7 @@ class Chunk(Op):
 @register
 class Unbind(Op):
     name, family = "unbind", "split"
+    weight = 3
 
     def out_types(self, args, n_out):
         x, d = args

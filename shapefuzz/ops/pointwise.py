@@ -98,6 +98,7 @@ CASTS = {"float": ("float", ".float()"), "int": ("int", ".long()"), "bool": ("bo
 @register
 class Cast(Op):
     name, family = "cast", "pointwise"
+    weight = 1
 
     def out_types(self, args, n_out):
         x, dt = args

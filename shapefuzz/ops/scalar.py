@@ -33,6 +33,7 @@ NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
 @register
 class Size(Op):
     name, family = "size", "scalar"
+    weight = 1
     data_independent_output = True
 
     def out_types(self, args, n_out):
@@ -56,6 +57,7 @@ class Size(Op):
 @register
 class Numel(Op):
     name, family = "numel", "scalar"
+    weight = 1
     data_independent_output = True
 
     def out_types(self, args, n_out):
@@ -84,6 +86,7 @@ class Item(Op):
     """A data-dependent SymInt: unbacked when traced."""
 
     name, family = "item", "datadep"
+    weight = 4
 
     def out_types(self, args, n_out):
         x, mode = args
@@ -114,6 +117,7 @@ class Item(Op):
 @register
 class BinOp(Op):
     name, family = "binop", "symint"
+    weight = 3
 
     def out_types(self, args, n_out):
         op, a, b = args
@@ -151,6 +155,7 @@ class Check(Op):
     """torch._check(a <cmp> b): a deferred runtime assert (unbacked) or a guard (backed)."""
 
     name, family = "check", "check"
+    weight = 4
 
     def out_types(self, args, n_out):
         cmp, a, b = args

@@ -24,6 +24,19 @@ def fakeify(mode: FakeTensorMode, t: torch.Tensor, dims: tuple[str, ...], name: 
     return mode.from_tensor(t, symbolic_context=ctx, source=LocalSource(name))
 
 
+def failing_guards(se, guards: list[str], real_inputs) -> list[str]:
+    """The guards (python source over L['t0'] ...) that do not hold on these inputs."""
+    def holds(code: str) -> bool:
+        try:
+            return bool(se.evaluate_guards_expression(code, real_inputs))
+        except Exception:  # a guard that cannot be evaluated rejects the input
+            return False
+
+    if not guards or holds(" and ".join(f"({g})" for g in guards)):
+        return []
+    return [g for g in guards if not holds(g)]
+
+
 def input_asserts_hold(se, fakes, real_inputs) -> tuple[bool, str]:
     """Deferred asserts over unbacked *input* dims. No graph node binds those symbols, so
     insert_deferred_runtime_asserts cannot place them; they are checks on the inputs, made here
@@ -61,15 +74,20 @@ class MakeFxSystem:
         # make_fx graphs carry no asserts and no guard checks (TORCH_NOTES 6): add both.
         insert_deferred_runtime_asserts(gm, se, "shapefuzz")
         gm.recompile()
-        code = se.produce_guards_expression(fakes, ignore_static=False)
+        guards = se.produce_guards(fakes, [LocalSource(f"t{i}") for i in range(len(fakes))],
+                                   ignore_static=False)
+        unbacked_dims = [f"L['t{i}'].size()[{d}]" for i, spec in enumerate(program.inputs)
+                         for d, kind in enumerate(spec.dims) if kind == "unbacked"]
 
         def accepts(real_inputs):
-            try:
-                ok = code is None or se.evaluate_guards_expression(code, real_inputs)
-            except Exception as e:  # a guard that cannot be evaluated rejects the input
-                return False, f"Guard failed: cannot evaluate ({type(e).__name__}: {e})"
-            if not ok:
-                return False, f"Guard failed: {code}"
+            bad = failing_guards(se, guards, real_inputs)
+            if bad:
+                # torch turns facts about an unbacked input dim into runtime asserts; with the
+                # dim declared by symbolic context they surface here as guards. Either way they
+                # reject the input the way an assert does, not as a broken guard.
+                if any(u in g for g in bad for u in unbacked_dims):
+                    return False, "Runtime assertion failed (guard on an unbacked input dim): " + bad[0]
+                return False, "Guard failed: " + " and ".join(bad)
             return input_asserts_hold(se, fakes, real_inputs)
 
         return Trace(se, gm, fakes, out_vals, accepts, lambda r: gm(*r))
