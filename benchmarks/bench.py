@@ -46,7 +46,6 @@ BUDGET_RATE = 8.0  # DESIGN: make_fx programs/s
 
 def generate(n: int) -> list:
     from hypothesis import HealthCheck, given, seed, settings
-
     from shapefuzz.strategies import programs
 
     out: list = []
@@ -79,15 +78,16 @@ def measure_eager(pjs: list[str]) -> dict:
     import shapefuzz.systems.eager  # noqa: F401
     from shapefuzz.workers import Job, run_job
 
-    times, kinds = [], Counter()
+    times, cpu, kinds = [], 0.0, Counter()
     for i, pj in enumerate(pjs):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         obs = run_job(Job(pj, "eager", "default", "[]"))
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         if i >= WARMUP:
             times.append(dt)
+            cpu += dc
             kinds[obs.outcome.kind] += 1
-    return _result(times, kinds)
+    return _result(times, kinds, cpu=cpu)
 
 
 def measure_raw_trace(pjs: list[str]) -> dict:
@@ -104,7 +104,7 @@ def measure_raw_trace(pjs: list[str]) -> dict:
     from shapefuzz.program import Program
     from shapefuzz.systems.make_fx import fakeify
 
-    times, setup_times, kinds, exc_types = [], [], Counter(), Counter()
+    times, cpu_times, setup_times, kinds, exc_types = [], [], [], Counter(), Counter()
     for i, pj in enumerate(pjs):
         p = Program.from_json(json.loads(pj))
         s0 = time.perf_counter()
@@ -114,21 +114,23 @@ def measure_raw_trace(pjs: list[str]) -> dict:
         fakes = [fakeify(mode, t, s.dims, s.name) for t, s in zip(real, p.inputs)]
         se.pending_fresh_unbacked_symbols.clear()
         fn = interp.program_fn(p)
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         try:
             make_fx(fn, tracing_mode="symbolic")(*fakes)
             kind = "ok"
-        except Exception as e:  # counted, like a system's failed observation
+        except Exception as e:  # noqa: BLE001  (counted, like a system's failed observation)
             kind = "exception"
             exc = type(e).__name__
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         if i >= WARMUP:
             times.append(dt)
+            cpu_times.append(dc)
             setup_times.append(t0 - s0)
             kinds[kind] += 1
             if kind != "ok":
                 exc_types[exc] += 1
-    return _result(times, kinds, setup_times=setup_times, exc_types=dict(exc_types))
+    return _result(times, kinds, cpu=sum(cpu_times), cpu_times=cpu_times, setup_times=setup_times,
+                   exc_types=dict(exc_types))
 
 
 def measure_observe(pjs: list[str], n_variants: int, profile: bool = False) -> dict:
@@ -142,22 +144,23 @@ def measure_observe(pjs: list[str], n_variants: int, profile: bool = False) -> d
     from shapefuzz.workers import Job, run_job
 
     prof = cProfile.Profile() if profile else None
-    times, kinds, n_replays = [], Counter(), 0
+    times, cpu, kinds, n_replays = [], 0.0, Counter(), 0
     for i, pj in enumerate(pjs):
         p = Program.from_json(json.loads(pj))
         timed = i >= WARMUP
         if prof is not None and timed:
             prof.enable()
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         obs = run_job(Job(pj, "make_fx", "default", variants_json(p, n_variants, 0)))
-        dt = time.perf_counter() - t0
+        dt, dc = time.perf_counter() - t0, time.process_time() - c0
         if prof is not None and timed:
             prof.disable()
         if timed:
             times.append(dt)
+            cpu += dc
             kinds[obs.outcome.kind] += 1
             n_replays += len(obs.replays)
-    extra = {"replays": n_replays}
+    extra = {"replays": n_replays, "cpu": cpu}
     if prof is not None:
         buf = io.StringIO()
         st = pstats.Stats(prof, stream=buf)
@@ -174,14 +177,36 @@ def in_fresh_process(fn, *args) -> dict:
 
 # ---- the pipeline (parent process, through WorkerPool) ---------------------------------------
 
+def _proc_cpu(pid: int) -> float | None:
+    """User+system CPU seconds of a process (Linux /proc), or None if unavailable."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _pool_cpu(pool) -> tuple[tuple[int, ...], float | None]:
+    pids = tuple(w.proc.pid for w in pool.workers)
+    cpus = [_proc_cpu(pid) for pid in pids]
+    return pids, None if None in cpus else sum(cpus)
+
+
 def measure_pipeline(progs: list, n_workers: int, targets, n_variants: int) -> dict:
+    """evaluate() per program, as the campaign calls it: jobs_for, the jobs through the pool
+    (pickling, pipes, the workers' run_job), then every oracle in this process. CPU time is
+    this process's plus the workers' (read from /proc after warmup and at the end)."""
     from shapefuzz.evaluate import evaluate
     from shapefuzz.workers import WorkerPool
 
     times, kinds, n_findings = [], Counter(), 0
     t_start = time.perf_counter()
     with WorkerPool(n_workers) as pool:
+        pids0, wcpu0, mcpu0 = None, None, 0.0
         for i, p in enumerate(progs):
+            if i == WARMUP:
+                (pids0, wcpu0), mcpu0 = _pool_cpu(pool), time.process_time()
             t0 = time.perf_counter()
             ev = evaluate(p, targets, pool.run_many, n_variants=n_variants)
             dt = time.perf_counter() - t0
@@ -190,8 +215,12 @@ def measure_pipeline(progs: list, n_workers: int, targets, n_variants: int) -> d
                 for o in ev.observations:
                     kinds[f"{o.system}:{o.outcome.kind}"] += 1
                 n_findings += len(ev.findings)
+        pids1, wcpu1 = _pool_cpu(pool)
+        cpu = None  # unknown if a worker was replaced (its CPU time is gone with it)
+        if wcpu0 is not None and wcpu1 is not None and pids0 == pids1:
+            cpu = (wcpu1 - wcpu0) + (time.process_time() - mcpu0)
         restarts = pool.restarts
-    return _result(times, kinds, findings=n_findings, restarts=restarts,
+    return _result(times, kinds, cpu=cpu, findings=n_findings, restarts=restarts,
                    wall=time.perf_counter() - t_start)
 
 
@@ -201,17 +230,34 @@ def fmt_kinds(kinds: dict) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "-"
 
 
+def _cpu(r: dict) -> float | None:
+    return r.get("cpu")
+
+
 def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
-    raw_total = sum(raw["times"])
+    def same(r: dict, key: str) -> float:  # raw trace figures over the same programs as row r
+        return sum(raw[key][j] for j in r.get("subset", range(len(r["times"]))))
+
+    def raw_total(r: dict) -> float:
+        return same(r, "times")
+
+    def raw_cpu(r: dict) -> float:
+        return same(r, "cpu_times")
+
     lines = [
         "# shapefuzz benchmark results",
         "",
         f"- date: {meta['date']}; machine: {meta['machine']}",
         f"- python {meta['python']}, torch {meta['torch']}, hypothesis {meta['hypothesis']}",
-        f"- programs generated: {meta['n']} (hypothesis seed 0, derandomized), "
+        (f"- programs generated: {meta['n']} (hypothesis seed 0, derandomized), "
         f"first {WARMUP} untimed (warmup), {meta['n'] - WARMUP} timed; "
-        f"program-set fingerprint `{meta['fingerprint']}`",
+        f"program-set fingerprint `{meta['fingerprint']}`"),
         f"- generation took {meta['gen_s']:.1f} s (not in any row); whole run {meta['run_s']:.0f} s",
+        f"- load average (1 min) at start {meta['load0']:.2f}, at end {meta['load1']:.2f} "
+        f"on {os.cpu_count()} cores" + (
+            " -- **the machine was busy: wall-clock rows are inflated and noisy; the CPU-time "
+            "figures below are the steadier ones**" if meta["load0"] > 0.5 or meta["load1"] > 2.5
+            else ""),
         "",
         "| measurement | programs | total s | programs/s | ratio vs raw make_fx trace |",
         "|---|---:|---:|---:|---:|",
@@ -220,41 +266,53 @@ def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
         total = sum(r["times"])
         n = len(r["times"])
         rate = n / total if total else float("inf")
-        lines.append(f"| {name} | {n} | {total:.2f} | {rate:.1f} | {total / raw_total:.2f}x |")
+        lines.append(f"| {name} | {n} | {total:.2f} | {rate:.1f} | {total / raw_total(r):.2f}x |")
+
+    lines.append("")
+    lines.append("Each ratio compares with the raw make_fx trace over the same programs.")
 
     by = dict(rows)
-    pipe = by[ROW_PIPE1]
-    obs0 = by[ROW_OBS0]
-    eager = by[ROW_EAGER]
-    overhead = sum(pipe["times"]) / raw_total
-    rate = len(pipe["times"]) / sum(pipe["times"])
+    pipe, obs0, eager = by[ROW_PIPE1], by[ROW_OBS0], by[ROW_EAGER]
     t_raw, t_obs0, t_eager, t_pipe = (sum(x["times"]) for x in (raw, obs0, eager, pipe))
+    overhead = t_pipe / t_raw
+    rate = len(pipe["times"]) / t_pipe
+    verdict = lambda ok: "PASS" if ok else "FAIL"
     lines += [
         "",
         "## Key figures",
         "",
-        f"- **fuzzer overhead over raw trace time** = pipeline (make_fx, n_variants=0, 1 worker) / "
+        (f"- **fuzzer overhead over raw trace time** = pipeline (make_fx, n_variants=0, 1 worker) / "
         f"raw make_fx trace = {t_pipe:.2f} s / {t_raw:.2f} s = **{overhead:.2f}x** "
-        f"(DESIGN budget <= {BUDGET_OVERHEAD}x: {'PASS' if overhead <= BUDGET_OVERHEAD else 'FAIL'})",
-        f"- **make_fx programs/s** through the pipeline (1 worker, n_variants=0) = **{rate:.1f}/s** "
-        f"(DESIGN budget >= {BUDGET_RATE:g}/s: {'PASS' if rate >= BUDGET_RATE else 'FAIL'})",
-        "- where the pipeline's time goes, as multiples of raw trace time:",
-        f"  - raw make_fx trace: 1.00x",
-        f"  - rest of the in-process make_fx observation (fake setup, decision recording, runtime "
-        f"asserts, guards, artifact run, reference run, job (de)serialisation): "
-        f"{(t_obs0 - t_raw) / t_raw:.2f}x",
-        f"  - eager job: {t_eager / t_raw:.2f}x",
-        f"  - the rest (IPC/pickling through the pool, oracles, jobs_for, scheduling): "
-        f"{(t_pipe - t_obs0 - t_eager) / t_raw:.2f}x",
+        f"(DESIGN budget <= {BUDGET_OVERHEAD}x: {verdict(overhead <= BUDGET_OVERHEAD)})"),
+    ]
+    c_raw, c_pipe = raw_cpu(pipe), _cpu(pipe)
+    if c_raw and c_pipe is not None:
+        lines.append(f"  - the same in CPU time (pipeline: main process + worker): {c_pipe:.2f} s / "
+                     f"{c_raw:.2f} s = **{c_pipe / c_raw:.2f}x**")
+    lines += [
+        (f"- **make_fx programs/s** through the pipeline (1 worker, n_variants=0) = **{rate:.1f}/s** "
+        f"(DESIGN budget >= {BUDGET_RATE:g}/s: {verdict(rate >= BUDGET_RATE)})"),
+        ("- where the pipeline's wall time goes, as multiples of raw trace time "
+        "(differences between separate runs, so noisy on a busy machine):"),
+        "  - raw make_fx trace: 1.00x",
+        (f"  - rest of the in-process make_fx observation (fake-input setup, decision recording, "
+        f"runtime asserts + recompile, guards, artifact run, reference run, job parsing): "
+        f"{(t_obs0 - t_raw) / t_raw:+.2f}x"),
+        f"  - eager job: {t_eager / t_raw:+.2f}x",
+        (f"  - the rest (pool IPC/pickling, process switches, jobs_for, oracles): "
+        f"{(t_pipe - t_obs0 - t_eager) / t_raw:+.2f}x"),
         "",
         "## Per-row detail",
         "",
-        "| measurement | median ms/program | p95 ms | max ms | outcomes | notes |",
-        "|---|---:|---:|---:|---|---|",
+        "| measurement | CPU s | CPU ratio vs raw | median ms/program | p95 ms | max ms | outcomes | notes |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for name, r in rows:
         ts = sorted(r["times"])
-        p95 = ts[min(len(ts) - 1, int(round(0.95 * (len(ts) - 1))))]
+        p95 = ts[min(len(ts) - 1, round(0.95 * (len(ts) - 1)))]
+        c = _cpu(r)
+        cpu_s = "n/a" if c is None else f"{c:.2f}"
+        cpu_ratio = "n/a" if c is None or not raw_cpu(r) else f"{c / raw_cpu(r):.2f}x"
         notes = []
         if "setup_times" in r:
             notes.append(f"fake-input setup (untimed) {sum(r['setup_times']):.2f} s")
@@ -265,8 +323,9 @@ def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
         if "findings" in r:
             notes.append(f"findings {r['findings']}, worker restarts {r['restarts']}, "
                          f"wall incl. worker startup + warmup {r['wall']:.1f} s")
-        lines.append(f"| {name} | {1000 * statistics.median(ts):.1f} | {1000 * p95:.1f} | "
-                     f"{1000 * ts[-1]:.1f} | {fmt_kinds(r['kinds'])} | {'; '.join(notes)} |")
+        lines.append(f"| {name} | {cpu_s} | {cpu_ratio} | {1000 * statistics.median(ts):.1f} | "
+                     f"{1000 * p95:.1f} | {1000 * ts[-1]:.1f} | {fmt_kinds(r['kinds'])} | "
+                     f"{'; '.join(notes)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -283,6 +342,10 @@ def main(argv=None) -> int:
     ap.add_argument("--programs", type=int, default=120, help="programs to generate (default 120)")
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "results.md"))
+    ap.add_argument("--export-programs", type=int, default=60, metavar="K",
+                    help="the make_fx+export context row runs on K programs only: the warmup ones, "
+                         "then K-5 timed ones spread evenly over the set (export is slow; keeps a "
+                         "default run under ~4 min); 0 skips the row, -1 runs all (default 60)")
     ap.add_argument("--profile", nargs="?", const=os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "profile.txt"), default=None, metavar="FILE",
         help="instead of the benchmark, cProfile the in-process make_fx observation "
@@ -293,6 +356,7 @@ def main(argv=None) -> int:
     warnings.filterwarnings("ignore")
 
     t_run = time.perf_counter()
+    load0 = os.getloadavg()[0]
     print(f"generating {args.programs} programs ...", flush=True)
     t0 = time.perf_counter()
     progs = generate(args.programs)
@@ -322,12 +386,27 @@ def main(argv=None) -> int:
         rows.append((name, r))
         return r
 
+    # The key ratio is pipeline / raw trace: those two run back to back, so that a change in
+    # the machine's load during the run skews them as little as possible.
     step(ROW_EAGER, in_fresh_process, measure_eager, pjs)
-    raw = step(ROW_RAW, in_fresh_process, measure_raw_trace, pjs)
     step(ROW_OBS0, in_fresh_process, measure_observe, pjs, 0)
     step(ROW_OBS6, in_fresh_process, measure_observe, pjs, 6)
+    raw = step(ROW_RAW, in_fresh_process, measure_raw_trace, pjs)
     step(ROW_PIPE1, measure_pipeline, progs, 1, MAKE_FX, 0)
-    step(ROW_PIPE2, measure_pipeline, progs, 2, MAKE_FX_EXPORT, 0)
+    # The export row may run on a subset: the same warmup programs, then timed programs spread
+    # evenly over the whole set (later programs are heavier: Hypothesis's target phase steers
+    # towards more data-dependent values, so a prefix would flatter export).
+    n_timed = len(progs) - WARMUP
+    m = n_timed if args.export_programs < 0 else max(0, min(args.export_programs - WARMUP, n_timed))
+    subset = [i * n_timed // m for i in range(m)] if m else []
+    row_pipe2 = ROW_PIPE2 + ("" if m == n_timed else f" -- {m} of the {n_timed} programs, evenly spread")
+    if m:
+        r = step(row_pipe2, measure_pipeline, progs[:WARMUP] + [progs[WARMUP + j] for j in subset],
+                 2, MAKE_FX_EXPORT, 0)
+        if m != n_timed:
+            r["subset"] = subset
+    order = (ROW_EAGER, ROW_RAW, ROW_OBS0, ROW_OBS6, ROW_PIPE1, row_pipe2)
+    rows.sort(key=lambda row: order.index(row[0]))
 
     import hypothesis
     import torch
@@ -339,6 +418,7 @@ def main(argv=None) -> int:
         "python": platform.python_version(), "torch": torch.__version__,
         "hypothesis": hypothesis.__version__, "n": len(progs), "fingerprint": fingerprint,
         "gen_s": gen_s, "run_s": time.perf_counter() - t_run,
+        "load0": load0, "load1": os.getloadavg()[0],
     }
     text = report(rows, raw, meta)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

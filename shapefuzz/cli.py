@@ -58,9 +58,12 @@ def cli() -> None:
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Per-program seconds.")
 @click.option("--shrink-budget", type=float, default=30.0, show_default=True)
 @click.option("--no-confirm", is_flag=True, help="Do not run each repro.py to confirm findings.")
+@click.option("--known", "known_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Extra known-issues JSON file (repeatable); known findings do not fail the run.")
+@click.option("--strict", is_flag=True, help="Known upstream issues count as findings too.")
 @click.option("--quiet", is_flag=True)
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
-         timeout, shrink_budget, no_confirm, quiet):
+         timeout, shrink_budget, no_confirm, known_files, strict, quiet):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
@@ -93,8 +96,17 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
         raise BadInput(str(e)) from None
     opts = FuzzOptions(tuple(targets), budget, max_examples, seed, workers or os.cpu_count() or 1,
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
-                       not no_confirm, quiet)
+                       not no_confirm, quiet, _known(known_files), strict)
     sys.exit(run_fuzz(opts))
+
+
+def _known(files):
+    from shapefuzz.known import KnownError, load_known
+
+    try:
+        return load_known(tuple(files))
+    except KnownError as e:
+        raise BadInput(str(e)) from None
 
 
 @cli.command()

@@ -32,7 +32,8 @@ def render_md(d: dict[str, Any]) -> str:
     if not d["findings"]:
         lines.append("No confirmed finding.")
     for f in d["findings"]:
-        lines += [f"### [{f['severity']}] {f['summary']}", "",
+        known = f" (known upstream: {f['known_note']})" if f.get("known") else ""
+        lines += [f"### [{f['severity']}] {f['summary']}{known}", "",
                   f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "
                   f"seen {f['count']}x, shrunk: {f['shrunk']}, confirmed by repro.py: {f['confirmed']}",
                   f"- signature `{f['signature']}`",

@@ -33,6 +33,8 @@ class FuzzOptions:
     shrink_budget_s: float
     confirm: bool
     quiet: bool
+    known: dict = None  # signature -> note of known upstream issues
+    strict: bool = False  # count known issues in the exit code too
 
 
 def _torch_version() -> str:
@@ -122,8 +124,10 @@ def run_fuzz(opts: FuzzOptions) -> int:
                "system": bug.finding.system, "config": bug.finding.config, "kind": bug.finding.kind,
                "summary": bug.finding.summary, "detail": bug.finding.detail, "case_dir": str(d),
                "count": bug.count, "shrunk": bug.shrunk, "confirmed": ok,
-               "program": bug.program.pretty(), "n_instrs": len(bug.program.instrs)}
+               "program": bug.program.pretty(), "n_instrs": len(bug.program.instrs),
+               "known": sig in (opts.known or {}), "known_note": (opts.known or {}).get(sig, "")}
         (findings if ok else unconfirmed).append(row)
+    new = [f for f in findings if not f["known"] or opts.strict]
     st = camp.stats
     outcomes: dict = {}
     for (s, c, k), n in st.outcomes.items():
@@ -135,13 +139,15 @@ def run_fuzz(opts: FuzzOptions) -> int:
         "valid_fraction": st.valid / st.programs if st.programs else 0.0,
         "throughput": st.programs / elapsed if elapsed else 0.0,
         "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
-        "outcomes": outcomes, "findings": findings, "unconfirmed": unconfirmed,
+        "outcomes": outcomes, "findings": findings,
+        "new_findings": sum(not f["known"] for f in findings), "unconfirmed": unconfirmed,
         "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
         "timeline": st.timeline[-2000:], "shrink_runs": st.shrink_runs,
         "torch_config": [list(kv) for kv in opts.torch_config], "workers": opts.workers,
         "generator": to_jsonable(opts.gen),
     })
     if not opts.quiet:
-        print(f"{st.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed finding(s)"
+        print(f"{st.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed finding(s) "
+              f"({len(findings) - len(new) if not opts.strict else 0} known upstream)"
               f"{f', {len(unconfirmed)} unconfirmed' if unconfirmed else ''}; report: {opts.out / 'report.md'}")
-    return 1 if findings else 0
+    return 1 if new else 0

@@ -66,6 +66,56 @@ def test_source_agrees_on_branchy_programs(p):
     assert_agree(p, frozenset(branch_positions(p)))
 
 
+# ---- every op, hand-written, along non-leading dims ----------------------------------------------
+# v0: int (2, 3), v1: bool (2, 3), v2: float (2, 1), v3 = v0.shape[1] = 3, v4 = v3 // 2 = 1
+HAND_INPUTS = [inp(range(6), (2, 3)), inp([True, False, True, False, False, True], (2, 3)),
+               inp([0.5, -2.0], (2, 1))]
+HAND_PRE = [I("size", R(0), 1), I("binop", "//", R(3), 2)]
+HAND = {
+    "add": [I("add", R(0), R(2))], "mul": [I("mul", R(2), R(0))], "cast": [I("cast", R(1), "int")],
+    "sum": [I("sum", R(1), 1, True)], "mean": [I("mean", R(2), 1, False)],
+    "nonzero": [I("nonzero", R(1))], "mask": [I("mask", R(2), "<=", -2.0)],
+    "masked_select": [I("masked_select", R(0), R(1))],
+    "index_select": [I("arange", R(4)), I("index_select", R(0), 1, R(5))],
+    "arange": [I("arange", R(3))], "zeros": [I("zeros", (R(4), R(3)))], "ones": [I("ones", (R(3),))],
+    "empty": [I("empty", (2, R(4)))],
+    "cat": [I("cat", (R(0), R(0)), 1)],
+    "split": [I("binop", "-", R(3), R(4)), I("split", R(0), (R(4), R(5)), 1, n_out=2)],
+    "chunk": [I("chunk", R(0), 2, 1, n_out=2)], "unbind": [I("unbind", R(0), 1, n_out=3)],
+    "reshape": [I("reshape", R(0), (R(3), -1))], "view": [I("view", R(0), (-1, R(3), 1))],
+    "flip": [I("flip", R(0), (1,))], "narrow": [I("narrow", R(0), 1, R(4), R(4))],
+    "select": [I("select", R(0), 1, -1)],
+    "slice": [I("slice", R(0), 1, R(4), None), I("slice", R(0), 1, None, -1),
+              I("slice", R(0), 1, -7, R(3))],
+    "expand": [I("expand", R(2), (3, -1, R(3)))], "squeeze": [I("squeeze", R(2), 1)],
+    "unsqueeze": [I("unsqueeze", R(0), 2)], "permute": [I("permute", R(0), (1, 0))],
+    "transpose": [I("transpose", R(0), 1, 0)], "repeat": [I("repeat", R(2), (2, R(3)))],
+    "size": [I("size", R(2), 1)], "numel": [I("numel", R(1))], "item": [I("item", R(1), "sum")],
+    "binop": [I("binop", "%", R(3), 2), I("binop", "max", -1, R(4)), I("binop", "min", R(3), R(4))],
+    "check": [I("check", "!=", R(3), R(4), n_out=0)],
+    "check_is_size": [I("check_is_size", R(4), n_out=0)],
+    "branch": [I("branch", "if", "slice_all", R(0), 1, R(4)),
+               I("branch", "guard_or_true", "cat_empty", R(0), R(0), 1)],
+}
+
+
+def test_hand_table_covers_every_op():
+    from shapefuzz.ops import all_ops
+
+    assert set(HAND) == set(all_ops())
+
+
+@pytest.mark.parametrize("op", sorted(HAND))
+def test_source_agrees_on_every_op(op):
+    instrs = HAND_PRE + HAND[op]
+    n = len(HAND_INPUTS) + sum(i.n_out for i in instrs)
+    p = prog(HAND_INPUTS, instrs, outputs=tuple(range(len(HAND_INPUTS), n)))
+    assert assert_agree(p) == "ok"
+    branches = branch_positions(p)
+    if branches:
+        assert assert_agree(p, frozenset(branches)) == "ok"
+
+
 # ---- error agreement on hand-written failing programs -------------------------------------------
 X7 = inp(range(7))
 

@@ -218,7 +218,7 @@ def test_from_json_rejects_huge_ints(path, value, match):
         load(edited(path, value))
 
 
-@pytest.mark.parametrize("value", [2**41, 10**400, 1e300])
+@pytest.mark.parametrize("value", [2**41, 10**400, 1e300], ids=["2**41", "10**400", "1e300"])
 def test_from_json_rejects_huge_numbers_in_float_data(value):
     """Regression: an int beyond float range in float data used to raise OverflowError."""
     obj = edited("inputs.0.dtype", "float")
