@@ -125,8 +125,19 @@ class DecisionRecorder:
     (a new guard, a new deferred assert, the fallback of guard_or_*, or statically)."""
 
     def __init__(self) -> None:
-        self.decisions: list[Decision] = []
+        self._raw: list[tuple] = []  # (expr, result, how): printing sympy is slow, so later
         self._depth = 0
+
+    @property
+    def decisions(self) -> list[Decision]:
+        text: dict = {}
+
+        def s(x) -> str:
+            if x not in text:
+                text[x] = str(x)
+            return text[x]
+
+        return [Decision(s(e), s(r), how) for e, r, how in self._raw]
 
     @contextlib.contextmanager
     def active(self):
@@ -153,7 +164,7 @@ class DecisionRecorder:
         if self._depth:
             return fn(*args, **kw)
         n_guards = len(se.guards)
-        n_asserts = sum(len(v) for v in se.deferred_runtime_asserts.values())
+        n_asserts = se.num_deferred_runtime_asserts
         self._depth += 1
         try:
             result = fn(*args, **kw)
@@ -161,11 +172,11 @@ class DecisionRecorder:
             self._depth -= 1
         if len(se.guards) > n_guards:
             how = "guard"
-        elif sum(len(v) for v in se.deferred_runtime_asserts.values()) > n_asserts:
+        elif se.num_deferred_runtime_asserts > n_asserts:
             how = "assert"
         elif fallback is not None and result == fallback:
             how = "fallback"
         else:
             how = "static"
-        self.decisions.append(Decision(str(expr), str(result), how))
+        self._raw.append((expr, result, how))
         return result

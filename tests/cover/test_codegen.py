@@ -30,7 +30,7 @@ def from_source(program: Program, forced=frozenset()):
     f = exec_function(codegen.function_source(program, forced_general=forced))
     try:
         return "ok", list(f(*interp.make_inputs(program.inputs)))
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:  # noqa: BLE001 - any torch/python error is a program outcome
         return "error", e
 
 
@@ -208,7 +208,7 @@ def test_to_python_runs_standalone(tmp_path):
     script = tmp_path / "repro.py"
     script.write_text(src)
     res = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=120, check=False)
     assert res.returncode == 0, res.stderr
     env = run(p)
     expected = tuple(env[o] for o in p.outputs)

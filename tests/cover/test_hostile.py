@@ -140,20 +140,20 @@ def test_random_bytes(data):
     load_text(data)
 
 
-@settings(max_examples=200)
+@settings(max_examples=150)
 @given(json_values | st.fixed_dictionaries({"schema": st.just(1)}, optional={
     "inputs": json_values, "instrs": json_values, "outputs": json_values}))
 def test_random_json(obj):
     load_text(json.dumps(obj))
 
 
-@settings(max_examples=300)
+@settings(max_examples=200)
 @given(structured)
 def test_structured_hostile_programs(obj):
     load_text(json.dumps(obj))
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(mutated_programs())
 def test_mutated_valid_programs(obj):
     load_text(json.dumps(obj))

@@ -299,7 +299,7 @@ def test_patterns_and_modes_are_all_exercised():
 @pytest.mark.parametrize("pattern", ["slice_all", "narrow_full", "cat_empty"])
 def test_forced_general_arm_builds_a_new_tensor(pattern):
     """When the condition holds both arms agree in value; the fast arm is the operand itself."""
-    inputs, pre, operands, fast, general = branch_case(pattern, True)
+    inputs, pre, operands, fast, _ = branch_case(pattern, True)
     p = prog(inputs, pre + [I("branch", "guard_or_false", pattern, *operands)])
     env = run(p)
     assert env[p.outputs[0]] is env[0]
