@@ -38,6 +38,8 @@ class Case:
     torch_version: str = ""
     upstream: str = ""
     path: str = ""
+    #: branches the trace sent to their fallback arm (the reference forces them there)
+    fallback_branches: tuple[int, ...] = ()
 
     def to_json(self, observation: Any = None) -> dict:
         return {
@@ -47,6 +49,7 @@ class Case:
             [to_jsonable(s) for s in self.replay_inputs],
             "torch_config": [list(kv) for kv in self.torch_config],
             "torch_version": self.torch_version, "upstream": self.upstream,
+            "fallback_branches": list(self.fallback_branches),
             "observation": to_jsonable(observation) if observation is not None else None,
         }
 
@@ -135,5 +138,9 @@ def _case_from_json(obj: Any, where: str) -> Case:
             isinstance(kv, list) and len(kv) == 2 and isinstance(kv[0], str) and kv[0].isidentifier()
             and isinstance(kv[1], (bool, int, float, str)) for kv in tc):
         raise CaseError("torch_config must be a list of [identifier, scalar] pairs")
+    fb = obj.get("fallback_branches", [])
+    if not isinstance(fb, list) or not all(
+            isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(program.instrs) for i in fb):
+        raise CaseError("fallback_branches must list instruction indices of the program")
     return Case(finding, program, replay, status, tuple(tuple(kv) for kv in tc),
-                str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where)
+                str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where, tuple(fb))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from shapefuzz.codegen import HEADER, function_source, inputs_source
 from shapefuzz.corpus import Case
 
-__all__ = ["repro_source"]
+__all__ = ["repro_source", "regenerate"]
 
 _ORACLE_HELP = {
     "eager-agreement": "on the inputs it was traced with, the traced program must behave as eager",
@@ -177,8 +177,10 @@ if __name__ == "__main__":
 '''
 
 
-def repro_source(case: Case, forced_general=frozenset(), torch_version: str = "") -> str:
+def repro_source(case: Case, torch_version: str = "") -> str:
     f = case.finding
+    forced_general = frozenset(case.fallback_branches)
+    torch_version = torch_version or case.torch_version
     p = case.program
     config = "".join(f"torch.fx.experimental._config.{k} = {v!r}\n" for k, v in case.torch_config
                      if k.isidentifier() and isinstance(v, (bool, int, float)))
@@ -202,3 +204,13 @@ def repro_source(case: Case, forced_general=frozenset(), torch_version: str = ""
 def _safe(s: str) -> str:
     """Text for inside the docstring: no quotes or backslashes can close it."""
     return "".join(ch for ch in s if ch.isprintable() and ch not in '"\\')[:300]
+
+
+def regenerate(root: str) -> None:
+    """Rewrite every repro.py under root from its case.json (after a template change)."""
+    from pathlib import Path
+
+    from shapefuzz.corpus import atomic_write, load_case
+
+    for p in sorted(Path(root).rglob("case.json")):
+        atomic_write(p.parent / "repro.py", repro_source(load_case(p)))

@@ -52,13 +52,13 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     f = bug.finding
     obs = _observation_of(bug)
     replay = obs.replays[f.replay_index].inputs if obs is not None and f.replay_index >= 0 else None
-    case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version())
-    forced = frozenset(obs.fallback_branches) if obs is not None else frozenset()
+    forced = tuple(obs.fallback_branches) if obs is not None else ()
+    case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version(), fallback_branches=forced)
     log = "\n".join([f"{f.summary}", "", f.detail, "", "program:", bug.program.pretty(), "",
                      f"seen {bug.count} times; first after {bug.first_s:.1f} s (program #{bug.first_program});"
                      f" shrunk: {bug.shrunk}", "",
                      "observation:", repr(obs)[:20000]])
-    return case, repro_source(case, forced, _torch_version()), log
+    return case, repro_source(case), log
 
 
 def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:

@@ -31,3 +31,12 @@ def test_case_replays_as_recorded(case):
         assert not r.reproduced, "still reproduces (expected while the upstream bug is open)"
     else:
         assert r.as_recorded, f"{case.finding.signature}: reproduced={r.reproduced}, saw {r.signatures}"
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.parent.name for p in CASES])
+def test_repro_is_current(path):
+    """A case's repro.py is what the current template makes of it (regenerate after changing it:
+    python -c 'from shapefuzz.repro import regenerate; regenerate("corpus")')."""
+    from shapefuzz.repro import repro_source
+
+    assert (path.parent / "repro.py").read_text() == repro_source(load_case(path))

@@ -51,7 +51,9 @@ def trace(fn, inputs):
     specs = tuple({d: Dim.DYNAMIC for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
                    if k != "static" and n >= 2} or None for i, t in enumerate(inputs))
     mod = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=False).module()
-    return mod, lambda args: None  # ep.module() checks its guards and asserts itself
+    se = next(n.meta["val"].fake_mode.shape_env for n in mod.graph.nodes
+              if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor))
+    return mod, lambda args: None, mod, se  # ep.module() checks its guards and asserts itself
 
 def run(fn, args):
     try:
@@ -69,9 +71,48 @@ def same(a, b, compare_data):
     return (not isinstance(a, torch.Tensor)) and (not isinstance(b, torch.Tensor)) and int(a) == int(b)
 
 
+def symbolic_shapes_disagree(gm, se, args):
+    """The graph's own output shapes (sympy), evaluated with every symbol bound to its value in
+    this run, must equal the shapes the graph really produces."""
+    import sympy
+    from torch.fx.experimental.symbolic_shapes import resolve_unbacked_bindings
+    binding = {}
+    phs = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for ph, a in zip(phs, args):
+        v = ph.meta.get("val")
+        for s, n in zip(getattr(v, "shape", ()), a.shape):
+            if isinstance(s, torch.SymInt) and isinstance(s.node.expr, sympy.Symbol):
+                binding[s.node.expr] = n
+
+    class Bind(torch.fx.Interpreter):
+        def run_node(self, n):
+            r = super().run_node(n)
+            for sym, path in (resolve_unbacked_bindings(se, n.meta.get("unbacked_bindings")) or {}).items():
+                v = r
+                for key in path:
+                    v = key.get(v)
+                binding[sym] = int(v)
+            return r
+
+    outs = Bind(gm).run(*args)
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    metas = gm.graph.output_node().args[0]
+    metas = metas if isinstance(metas, (tuple, list)) else (metas,)
+    ev = lambda s: sympy.sympify(sympy.sympify(s.node.expr if isinstance(s, torch.SymInt) else s).xreplace(binding))
+    for k, (m, real) in enumerate(zip(metas, outs)):
+        m = m.meta.get("val") if isinstance(m, torch.fx.Node) else m
+        claim = [ev(s) for s in m.shape] if isinstance(m, torch.Tensor) else [ev(m)]
+        got = list(real.shape) if isinstance(real, torch.Tensor) else [int(real)]
+        if all(c.is_Integer for c in claim) and [int(c) for c in claim] != got:
+            print(f"BUG: output {k}: traced shape {list(getattr(m, 'shape', [m]))} = {claim} under {binding}, "
+                  f"but the graph returns {got}")
+            return True
+    return False
+
+
 def main():
     try:
-        artifact, accepts = trace(f, traced_inputs)
+        artifact, accepts, gm, se = trace(f, traced_inputs)
     except Exception as e:
         if CHECK == "trace-error":
             print(f"BUG: tracing raised {type(e).__name__}: {e}")
@@ -82,6 +123,8 @@ def main():
     if CHECK == "trace-error":
         print("tracing succeeds: the bug is fixed")
         return 0
+    if CHECK == "symbolic-shape":
+        return 1 if symbolic_shapes_disagree(gm, se, [t.clone() for t in check_inputs]) else 0
     args = [t.clone() for t in check_inputs]
     why = accepts(args)
     if why is not None:
