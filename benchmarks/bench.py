@@ -46,7 +46,7 @@ BUDGET_OVERHEAD = 1.25  # DESIGN: pipeline time / raw trace time
 BUDGET_RATE = 8.0  # DESIGN: make_fx programs/s
 
 ROW_EAGER = "eager: run_job(eager), in-process"
-ROW_RAW = "make_fx raw trace (make_fx(program_fn)(*fakes) only)"
+ROW_RAW = "make_fx raw trace (symbolic inputs + make_fx(program_fn)(*fakes))"
 ROW_OBS0 = "make_fx observation, in-process, 0 variants"
 ROW_OBS6 = "make_fx observation, in-process, 6 variants (default)"
 ROW_PIPE1 = "pipeline: evaluate(make_fx), WorkerPool(1), n_variants=0"
@@ -308,7 +308,7 @@ def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
          f"first {WARMUP} untimed (warmup), {meta['n'] - WARMUP} timed; "
          f"program-set fingerprint `{meta['fingerprint']}`"),
         (f"- rows measured interleaved, {CHUNK} programs per row per turn, each row in its own "
-         f"process(es); generation took {meta['gen_s']:.1f} s (not in any row); "
+         f"process(es), PYTHONHASHSEED={meta['hash_seed']}; generation took {meta['gen_s']:.1f} s (not in any row); "
          f"whole run {meta['run_s']:.0f} s"),
         (f"- load average (1 min) at start {meta['load0']:.2f}, at end {meta['load1']:.2f} "
          f"on {os.cpu_count()} cores"
@@ -346,13 +346,17 @@ def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
     if c_raw and c_pipe is not None:
         lines.append(f"  - the same in CPU time (pipeline: main process + worker): {c_pipe:.2f} s / "
                      f"{c_raw:.2f} s = **{c_pipe / c_raw:.2f}x**")
+    t_setup = sum(raw["setup_times"])
+    lines.append(f"  - against the make_fx(...)(*fakes) call alone, i.e. without building the symbolic "
+                 f"inputs (ShapeEnv, FakeTensorMode, fakeify: {t_setup:.2f} s, part of the raw row): "
+                 f"{t_pipe:.2f} s / {t_raw - t_setup:.2f} s = {t_pipe / (t_raw - t_setup):.2f}x")
     lines += [
         (f"- **make_fx programs/s** through the pipeline (1 worker, n_variants=0) = **{rate:.1f}/s** "
          f"(DESIGN budget >= {BUDGET_RATE:g}/s: {verdict(rate >= BUDGET_RATE)})"),
         ("- where the pipeline's wall time goes, as multiples of raw trace time "
         "(differences between rows):"),
         "  - raw make_fx trace: 1.00x",
-        (f"  - rest of the in-process make_fx observation (fake-input setup, decision recording, "
+        (f"  - rest of the in-process make_fx observation (decision recording, "
          f"runtime asserts + recompile, guards, artifact run, reference run, job parsing): "
          f"{(t_obs0 - t_raw) / t_raw:+.2f}x"),
         f"  - eager job: {t_eager / t_raw:+.2f}x",
@@ -407,6 +411,10 @@ def main(argv=None) -> int:
     if args.programs <= WARMUP:
         ap.error(f"--programs must be > {WARMUP} (the first {WARMUP} are warmup)")
     warnings.filterwarnings("ignore")
+    # Every measuring process (spawned children, pool workers) inherits this. A fixed hash seed
+    # fixes set/dict iteration order, hence sympy's and ShapeEnv's: with random seeds the same
+    # code in two processes differed by up to ~10%, which swamped the differences measured.
+    hash_seed = os.environ.setdefault("PYTHONHASHSEED", "0")
 
     t_run = time.perf_counter()
     load0 = os.getloadavg()[0]
@@ -478,7 +486,7 @@ def main(argv=None) -> int:
         "python": platform.python_version(), "torch": torch.__version__,
         "hypothesis": hypothesis.__version__, "n": len(progs), "fingerprint": fingerprint,
         "gen_s": gen_s, "run_s": time.perf_counter() - t_run,
-        "load0": load0, "load1": os.getloadavg()[0],
+        "load0": load0, "load1": os.getloadavg()[0], "hash_seed": hash_seed,
     }
     text = report(results, dict(results)[ROW_RAW], meta)
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
-from shapefuzz.evaluate import Evaluation, evaluate
+from shapefuzz.evaluate import Evaluation, evaluate, is_valid
 from shapefuzz.findings import Finding
 from shapefuzz.program import Program
-from shapefuzz.strategies import programs_from
+from shapefuzz.strategies import programs_from, qprograms
 from shapefuzz.strategies.settings import GenSettings
 
 __all__ = ["CampaignSettings", "Campaign", "FoundBug", "CampaignStats"]
@@ -121,7 +121,7 @@ class Campaign:
 
         @seed(self.cfg.seed * 100_003 + rnd)
         @s
-        @given(programs_from(self.cfg.gen))
+        @given(self._strategy())
         def shapefuzz_campaign(program):
             if self._target is None:
                 self._generate_step(program)
@@ -129,6 +129,17 @@ class Campaign:
                 self._shrink_step(program)
 
         return shapefuzz_campaign
+
+    def _strategy(self):
+        """Tensor programs, question programs, or both, as the targets accept them."""
+        from hypothesis import strategies as st
+
+        from shapefuzz.systems import accepts
+
+        kinds = {k for s, _ in self.cfg.targets for k in ("tensors", "questions") if accepts(s, k)}
+        strats = ([programs_from(self.cfg.gen)] if "tensors" in kinds else []) + (
+            [qprograms(max_ops=2 * self.cfg.gen.max_ops)] if "questions" in kinds else [])
+        return strats[0] if len(strats) == 1 else st.one_of(*strats)
 
     # ---- steps -----------------------------------------------------------------------------
     def _generate_step(self, program: Program) -> None:
@@ -157,7 +168,7 @@ class Campaign:
         if time.monotonic() > self._shrink_deadline or self.elapsed() > self.cfg.budget_s * 1.5:
             raise _Stop
         bug = self.bugs[self._target]
-        targets = tuple(t for t in self.cfg.targets if t == (bug.finding.system, bug.finding.config))
+        targets = self._involved(bug)
         ev = self._evaluate(program, targets)
         self.stats.shrink_runs += 1
         hit = next((f for f in ev.findings if f.signature == self._target), None)
@@ -166,6 +177,16 @@ class Campaign:
         if program.size() < bug.program.size():
             bug.program, bug.evaluation, bug.finding = program, ev, hit
         raise _Signal(self._target)
+
+    def _involved(self, bug: FoundBug) -> tuple[tuple[str, str], ...]:
+        """The targets a finding needs to reproduce: its own, or its whole system (differential
+        oracles compare configs) or both question systems (system differential)."""
+        f = bug.finding
+        if f.oracle == "config-differential":
+            return tuple(t for t in self.cfg.targets if t[0] == f.system)
+        if f.oracle == "system-differential":
+            return tuple(t for t in self.cfg.targets if t[0] in ("ref", "torch-env"))
+        return tuple(t for t in self.cfg.targets if t == (f.system, f.config))
 
     def _finish_bug(self, sig: str) -> None:
         bug = self.bugs[sig]
@@ -181,9 +202,9 @@ class Campaign:
     def _count(self, ev: Evaluation) -> None:
         st = self.stats
         st.programs += 1
-        st.valid += ev.eager.outcome.kind == "ok"
+        st.valid += is_valid(ev)
         st.ops.update(ev.program.op_names())
-        for o in (ev.eager,) + ev.observations:
+        for o in ((ev.eager,) if ev.eager is not None else ()) + ev.observations:
             st.outcomes[(o.system, o.config, o.outcome.kind)] += 1
             st.decisions.update(d.how for d in o.decisions)
         st.timeline.append((round(self.elapsed(), 3), st.programs, len(self.bugs)))

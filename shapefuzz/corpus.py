@@ -126,9 +126,13 @@ def _case_from_json(obj: Any, where: str) -> Case:
     if f["system"] not in SYSTEMS:
         raise CaseError(f"unknown system {f['system']!r}; known: {', '.join(SYSTEMS)}")
     finding = Finding(**{k: f[k] for k in _FINDING_FIELDS})
-    program = Program.from_json(obj.get("program"))
+    from shapefuzz.workers import load_program
+
+    program = load_program(obj.get("program"))
     ri = obj.get("replay_inputs")
     replay = None
+    if ri is not None and program.kind == "questions":
+        raise CaseError("a question program has no replay inputs")
     if ri is not None:
         if not isinstance(ri, list) or len(ri) != len(program.inputs):
             raise CaseError("replay_inputs must list one input per program input")

@@ -18,7 +18,9 @@ TORCH_DTYPES = {"float": torch.float32, "int": torch.int64, "bool": torch.bool}
 
 
 def make_tensor(spec: InputSpec) -> torch.Tensor:
-    return torch.tensor(list(spec.data), dtype=TORCH_DTYPES[spec.dtype]).reshape(spec.shape)
+    # clone(): reshape returns a view, and fakeifying a view also fakeifies (and symbolizes)
+    # its base, which costs time and adds a stray symbol to every ShapeEnv.
+    return torch.tensor(list(spec.data), dtype=TORCH_DTYPES[spec.dtype]).reshape(spec.shape).clone()
 
 
 def make_inputs(specs: tuple[InputSpec, ...]) -> list[torch.Tensor]:

@@ -94,6 +94,8 @@ class Program:
     instrs: tuple[Instr, ...]
     outputs: tuple[int, ...]
 
+    kind = "tensors"  # a class constant (not a field): question programs say "questions"
+
     # ---- structure -------------------------------------------------------------------------
     def n_values(self) -> int:
         return len(self.inputs) + sum(i.n_out for i in self.instrs)

@@ -41,11 +41,25 @@ def torch_config_applied(pairs):
             setattr(fxx, k, v)
 
 
+def _targets(case: Case) -> list[tuple[str, str]]:
+    """The observations the recorded oracle compares: one config, a system's every config
+    (config differential), or both question systems (system differential)."""
+    from shapefuzz.systems import CONFIGS
+
+    f = case.finding
+    if f.oracle == "config-differential":
+        return [(f.system, c) for c in CONFIGS[f.system]]
+    if f.oracle == "system-differential":
+        return [("ref", "default"), ("torch-env", "default")]
+    return [(f.system, f.config)]
+
+
 def replay_case(case: Case) -> ReplayResult:
     p = case.program
     variants = json.dumps([] if case.replay_inputs is None else [to_jsonable(list(case.replay_inputs))])
+    targets = _targets(case)
     with torch_config_applied(case.torch_config):
-        eager = run_job(Job(p.dumps(), "eager", "default", "[]"))
-        obs = run_job(Job(p.dumps(), case.finding.system, case.finding.config, variants))
-    sigs = tuple(f.signature for f in check_all(p, eager, [obs]))
+        eager = run_job(Job(p.dumps(), "eager", "default", "[]")) if p.kind == "tensors" else None
+        obs = [run_job(Job(p.dumps(), s, c, variants)) for s, c in targets]
+    sigs = tuple(f.signature for f in check_all(p, eager, obs))
     return ReplayResult(case, case.finding.signature in sigs, sigs)

@@ -178,6 +178,8 @@ if __name__ == "__main__":
 
 
 def repro_source(case: Case, torch_version: str = "") -> str:
+    if case.program.kind == "questions":
+        return _question_repro(case, torch_version or case.torch_version)
     f = case.finding
     forced_general = frozenset(case.fallback_branches)
     torch_version = torch_version or case.torch_version
@@ -199,6 +201,20 @@ def repro_source(case: Case, torch_version: str = "") -> str:
         f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n",
         f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
         f"CHECK = {kind!r}\n", f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n", _TRACE[f.system], _CHECK])
+
+
+def _question_repro(case: Case, torch_version: str) -> str:
+    from shapefuzz.qrepro import question_repro_source
+
+    f = case.finding
+    head = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}; system {f.system}, config '
+            f'{_safe(f.config)}; found with torch {_safe(torch_version)}.\nsignature: {_safe(f.signature)}\n'
+            f'{_safe(f.detail)}\nExits 1 while the bug is there, 0 once it is fixed.\n"""')
+    config = "".join(f"torch.fx.experimental._config.{k} = {v!r}\n" for k, v in case.torch_config
+                     if k.isidentifier() and isinstance(v, (bool, int, float)))
+    if config:
+        config = "import torch.fx.experimental._config\n" + config
+    return question_repro_source(case.program, head, config)
 
 
 def _safe(s: str) -> str:

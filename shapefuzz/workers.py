@@ -15,7 +15,7 @@ from typing import Any
 
 from shapefuzz.observation import Observation, Outcome
 
-__all__ = ["Job", "WorkerPool", "ShapefuzzBug", "run_job"]
+__all__ = ["Job", "WorkerPool", "ShapefuzzBug", "run_job", "load_program"]
 
 
 class ShapefuzzBug(RuntimeError):
@@ -34,13 +34,23 @@ def run_job(job: Job) -> Observation:
     """Run one job in this process (workers call this; so do in-process replays and tests)."""
     import json
 
-    from shapefuzz.program import Program, _input_from_json
+    from shapefuzz.program import _input_from_json
     from shapefuzz.systems import get_system
 
-    program = Program.from_json(json.loads(job.program_json))
+    program = load_program(json.loads(job.program_json))
     variants = [tuple(_input_from_json(k, s) for k, s in enumerate(v))
                 for v in json.loads(job.variants_json)]
     return get_system(job.system).observe(program, job.config, variants)
+
+
+def load_program(obj):
+    """A tensor program or a question program, by its "kind"."""
+    from shapefuzz.program import Program
+    from shapefuzz.questions import QProgram
+
+    if isinstance(obj, dict) and obj.get("kind") == "questions":
+        return QProgram.from_json(obj)
+    return Program.from_json(obj)
 
 
 def apply_torch_config(torch_config: tuple[tuple[str, Any], ...]) -> None:

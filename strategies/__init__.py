@@ -15,9 +15,10 @@ from shapefuzz.ops import all_ops
 from shapefuzz.program import Program
 from .context import GenContext, SkipOp, StopGeneration
 from .inputs import data_for, input_spec, input_specs
+from .questions import qprograms
 from .settings import GenSettings
 
-__all__ = ["programs", "programs_from", "input_specs", "input_spec", "data_for", "GenSettings"]
+__all__ = ["programs", "programs_from", "qprograms", "input_specs", "input_spec", "data_for", "GenSettings"]
 
 
 def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int = 3,

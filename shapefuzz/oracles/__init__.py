@@ -1,18 +1,28 @@
 """Oracles: pure functions from observations to findings (DESIGN.md "Oracles")."""
 
 from shapefuzz.oracles.agreement import compare_runs, eager_agreement
+from shapefuzz.oracles.differential import config_differential, system_differential
 from shapefuzz.oracles.replay import replay_agreement
+from shapefuzz.oracles.truth import truth_agreement
 
-__all__ = ["eager_agreement", "replay_agreement", "compare_runs", "check_all"]
+__all__ = ["eager_agreement", "replay_agreement", "compare_runs", "truth_agreement",
+           "config_differential", "system_differential", "check_all"]
 
 
 def check_all(program, eager, observations):
-    """Every oracle over one program's observations; `eager` is the eager observation."""
-    undefined = _undefined_outputs(program)
+    """Every oracle over one program's observations. For tensor programs `eager` is the eager
+    observation; question programs carry their own truth (Note [question truth])."""
     out = []
-    for obs in observations:
-        out += eager_agreement(eager, obs, undefined)
-        out += replay_agreement(obs, undefined)
+    if getattr(program, "kind", "tensors") == "questions":
+        for obs in observations:
+            out += truth_agreement(program, obs)
+    else:
+        undefined = _undefined_outputs(program)
+        for obs in observations:
+            out += eager_agreement(eager, obs, undefined)
+            out += replay_agreement(obs, undefined)
+    out += config_differential(list(observations))
+    out += system_differential(list(observations))
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 
-__all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS"]
+__all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS", "accepts", "KINDS"]
 
 SYSTEMS = {
     "eager": ("shapefuzz.systems.eager", "EagerSystem"),
@@ -18,6 +18,12 @@ SYSTEMS = {
 #: named configs per system; "default" is torch's own defaults.
 CONFIGS = {name: ("default",) for name in SYSTEMS}
 DEFAULT_SYSTEMS = ("make_fx", "export")
+#: which program kinds each system runs
+KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",)}
+
+
+def accepts(system: str, kind: str) -> bool:
+    return kind in KINDS.get(system, ())
 _cache: dict[str, object] = {}
 
 

@@ -1,0 +1,61 @@
+"""Truth agreement for shape-question programs (the eager-agreement oracle of Note [question
+truth]): every claim a ShapeEnv makes (an answer that is not its mode's fallback) must equal the
+concrete answer; every fallback must be the mode's fallback value; every value's expression must
+evaluate, under the binding, to the concrete value; a valid program must not raise an error."""
+
+from __future__ import annotations
+
+from shapefuzz.findings import Finding
+from shapefuzz.observation import Observation
+from shapefuzz.oracles.agreement import signature
+from shapefuzz.questions import FALLBACK, QProgram, truth
+
+__all__ = ["truth_agreement"]
+
+ORACLE = "truth"
+
+
+def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
+    t = truth(program)
+    kind = obs.outcome.kind
+    if kind in ("crash", "timeout"):
+        return [Finding(ORACLE, "high", obs.system, obs.config, kind, f"{obs.system} {kind}ed",
+                        obs.outcome.message, signature(ORACLE, kind, obs))]
+    if kind == "error" and t.failed_check is None and obs.outcome.exc_type != "Unsupported":
+        o = obs.outcome
+        return [Finding(ORACLE, "critical", obs.system, obs.config, "error-on-valid",
+                        f"{obs.system} raised {o.exc_type} on a valid question program",
+                        f"{o.exc_type}: {o.message}", signature(ORACLE, "error-on-valid", obs, o.exc_type, o.frame))]
+    asks = program.asks()
+    valid_asks = [k for k, pos in enumerate(asks) if t.failed_check is None or pos < t.failed_check]
+    for k in valid_asks:
+        if k >= len(obs.decisions) or k >= len(t.answers):
+            break
+        d, want = obs.decisions[k], t.answers[k]
+        mode = program.instrs[asks[k]].args[0]
+        if d.how == "fallback":
+            fb = FALLBACK[mode]
+            if fb is not None and d.answer != str(fb):
+                return [_f(obs, "wrong-fallback", f"question {k} ({mode}) fell back to {d.answer}, "
+                           f"but its fallback is {fb}", d.expr, mode)]
+            continue
+        if d.answer != str(want):
+            return [_f(obs, f"wrong-{d.how}", f"question {k}: {mode}({d.expr}) answered {d.answer} "
+                       f"({d.how}); the concrete answer is {want}", d.expr, mode)]
+    return _values(program, obs, t)
+
+
+def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
+    last = len(t.values) if t.failed_check is None else sum(
+        i.defines for i in program.instrs[: t.failed_check])
+    for k, (got, expr) in enumerate(zip(obs.out_eval, obs.out_exprs)):
+        if k < last and got and got != str(t.values[k]):
+            return [_f(obs, "wrong-value-expr", f"value v{k} = {expr} evaluates to {got} under "
+                       f"{dict(obs.binding)}; its concrete value is {t.values[k]}", expr, "value")]
+    return []
+
+
+def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str) -> Finding:
+    return Finding(ORACLE, "critical", obs.system, obs.config, kind,
+                   f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
+                   signature(ORACLE, kind, obs, mode))
