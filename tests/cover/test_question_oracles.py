@@ -1,0 +1,123 @@
+"""Truth, config-differential and system-differential oracles on hand-made observations: each
+must fire on a planted disagreement and stay quiet on agreement."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+
+from shapefuzz.observation import Decision, Observation, Outcome
+from shapefuzz.oracles import check_all, config_differential, system_differential, truth_agreement
+from shapefuzz.program import ProgramError, Ref
+from shapefuzz.questions import QInstr, QProgram, truth
+from shapefuzz.strategies import qprograms
+
+# v0 = backed(6); v1 = unbacked(3); check(v1 >= 0); ask(guard_or_false, v1 >= 2); v2 = v0 + v1
+P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", (">=", Ref(1), 0)),
+              QInstr("ask", ("guard_or_false", ">=", Ref(1), 2)), QInstr("binop", ("+", Ref(0), Ref(1)))))
+
+
+def obs(answer="True", how="static", system="ref", config="default", evals=("6", "3", "9"),
+        kind="ok", guards=(), asserts=("u0 >= 0",)):
+    return Observation(system, config, Outcome(kind), (Decision("u0 >= 2", answer, how),), guards,
+                       asserts, out_exprs=("s0", "u0", "s0 + u0"), binding=(("s0", 6), ("u0", 3)),
+                       out_eval=evals)
+
+
+def test_truth_of_the_example():
+    t = truth(P)
+    assert t.values == (6, 3, 9) and t.answers == (True,) and t.failed_check is None
+
+
+def test_question_program_json_round_trip_and_validation():
+    assert QProgram.from_json(json.loads(P.dumps())) == P
+    bad = P.to_json()
+    bad["instrs"][3]["args"][0] = "__import__('os')"
+    with pytest.raises(ProgramError, match="is not one of"):
+        QProgram.from_json(bad)
+    bad = P.to_json()
+    bad["instrs"][2]["args"][1] = {"v": 7}
+    with pytest.raises(ProgramError, match="before it is defined"):
+        QProgram.from_json(bad)
+
+
+@given(qprograms())
+@settings(max_examples=150)
+def test_generated_question_programs_round_trip(p):
+    assert QProgram.from_json(json.loads(p.dumps())) == p
+
+
+def test_truth_quiet_on_correct_claim_and_on_fallback():
+    assert truth_agreement(P, obs("True", "static")) == []
+    assert truth_agreement(P, obs("False", "fallback")) == []
+
+
+def test_truth_fires_on_wrong_claim():
+    (f,) = truth_agreement(P, obs("False", "static"))
+    assert f.kind == "wrong-static" and "concrete answer is True" in f.detail
+
+
+def test_truth_fires_on_wrong_fallback_value():
+    (f,) = truth_agreement(P, obs("True", "fallback"))  # guard_or_false's fallback is False
+    assert f.kind == "wrong-fallback"
+
+
+def test_truth_fires_on_wrong_value_expression():
+    (f,) = truth_agreement(P, obs(evals=("6", "3", "10")))
+    assert f.kind == "wrong-value-expr" and "v2" in f.detail
+
+
+def test_truth_quiet_after_a_false_check_and_fires_on_error_for_valid_program():
+    bad = QProgram(P.instrs[:2] + (QInstr("check", ("<", Ref(1), 0)),) + P.instrs[3:])
+    assert truth(bad).failed_check == 2
+    assert truth_agreement(bad, obs("False", "static", evals=("6", "3", "10"))) == []
+    assert truth_agreement(bad, obs(kind="error")) == []
+    (f,) = truth_agreement(P, obs(kind="error"))
+    assert f.kind == "error-on-valid"
+
+
+def test_config_differential_quiet_when_configs_agree():
+    o = [obs(config="all-off"), obs(config="default"), obs(config="off:expr_cache")]
+    assert config_differential(o) == []
+
+
+def test_config_differential_fires_and_blames_the_toggle():
+    # default (all on) answers wrongly; off:cache (cache reverted) agrees with all-off
+    o = [obs(config="all-off"), obs("False", "static", config="default"),
+         obs(config="off:cache"), obs("False", "static", config="off:sort")]
+    (f,) = config_differential(o)
+    assert f.oracle == "config-differential" and "guilty toggle: cache" in f.summary
+    assert f.signature == "config-differential:config-mismatch:ref:cache"
+
+
+def test_config_differential_fires_on_value_and_guard_count():
+    (f,) = config_differential([obs(config="all-off"), obs(config="default", evals=("6", "3", "8"))])
+    assert "value 2" in f.detail
+    (g,) = config_differential([obs(config="all-off"), obs(config="default", guards=("s0 > 2",))])
+    assert "guards" in g.detail
+
+
+def test_aggressive_level_may_fall_back_but_not_claim_otherwise():
+    assert config_differential([obs(config="all-off"), obs("False", "fallback", config="agfs=2")]) == []
+    (f,) = config_differential([obs(config="all-off"), obs("False", "static", config="agfs=2")])
+    assert f.config == "agfs=2"
+
+
+def test_settings_configs_are_not_compared_by_config_differential():
+    assert config_differential([obs(config="all-off"), obs("False", "guard", config="no-duck-shape")]) == []
+
+
+def test_system_differential():
+    assert system_differential([obs(), obs(system="torch-env", how="guard")]) == []  # how may differ
+    assert system_differential([obs(), obs("False", "fallback", system="torch-env")]) == []
+    (f,) = system_differential([obs(), obs("False", "static", system="torch-env")])
+    assert f.oracle == "system-differential" and f.kind == "answer"
+    (g,) = system_differential([obs(), obs(system="torch-env", kind="dde")])
+    assert g.kind == "outcome" and g.signature.endswith("ok-vs-dde")
+
+
+def test_check_all_routes_question_programs_to_truth():
+    fs = check_all(P, None, [obs("False", "static")])
+    assert [f.oracle for f in fs] == ["truth"]
