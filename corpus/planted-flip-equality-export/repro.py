@@ -55,10 +55,21 @@ def trace(fn, inputs):
 
     specs = tuple({d: Dim.DYNAMIC for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
                    if k != "static" and n >= 2} or None for i, t in enumerate(inputs))
-    mod = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=False).module()
-    se = next(n.meta["val"].fake_mode.shape_env for n in mod.graph.nodes
-              if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.Tensor))
-    return mod, lambda args: None, mod, se  # ep.module() checks its guards and asserts itself
+    ep = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=False)
+    mod = ep.module()
+    fakes = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
+    se = fakes[0].fake_mode.shape_env
+
+    def accepts(args):
+        """ep.module() checks guards and asserts itself, but not the lower bound (2) that
+        tracing assumed for dynamic dims: check the program's range constraints here."""
+        for f, a in zip(fakes, args):
+            for s, n in zip(f.shape, a.shape):
+                vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
+                if vr is not None and not vr.lower <= n <= vr.upper:
+                    return f"Guard failed: size {n} outside the range constraint {vr}"
+        return None
+    return mod, accepts, mod, se
 
 def run(fn, args):
     try:

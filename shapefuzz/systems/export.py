@@ -24,6 +24,18 @@ class _Program(torch.nn.Module):
         return self.fn(*xs)
 
 
+def within_ranges(ep, fakes, real) -> tuple[bool, str]:
+    import sympy
+
+    for i, (f, r) in enumerate(zip(fakes, real)):
+        for d, (s, n) in enumerate(zip(f.shape, r.shape)):
+            if isinstance(s, torch.SymInt) and isinstance(s.node.expr, sympy.Symbol):
+                vr = ep.range_constraints.get(s.node.expr)
+                if vr is not None and not (vr.lower <= n <= vr.upper):
+                    return False, f"Guard failed: input {i} dim {d} = {n} is outside the range constraint {vr}"
+    return True, ""
+
+
 class ExportSystem:
     name = "export"
 
@@ -44,5 +56,7 @@ class ExportSystem:
         out_vals = [o.meta["val"] if isinstance(o, torch.fx.Node) else o
                     for o in ep.graph.output_node().args[0]]
         mod = ep.module()
-        # ep.module() checks guards and runs the graph's asserts itself (TORCH_NOTES 6).
-        return Trace(se, mod, fakes, out_vals, lambda r: (True, ""), lambda r: mod(*r))
+        # ep.module() checks guards and runs the graph's asserts itself (TORCH_NOTES 6), but not
+        # the lower bound 2 that tracing assumed for a dynamic dim (0/1 specialization): such an
+        # input is outside the program's range constraints, and so outside its contract.
+        return Trace(se, mod, fakes, out_vals, lambda r: within_ranges(ep, fakes, r), lambda r: mod(*r))
