@@ -112,6 +112,7 @@ class Observation:
     reference: RunResult | None = None  # eager with those branches forced (Note [branch contract])
     artifact: RunResult | None = None  # the traced artifact on the original inputs
     replays: tuple[ReplayRecord, ...] = ()
+    qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
 

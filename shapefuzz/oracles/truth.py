@@ -42,7 +42,38 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
         if d.answer != str(want):
             return [_f(obs, f"wrong-{d.how}", f"question {k}: {mode}({d.expr}) answered {d.answer} "
                        f"({d.how}); the concrete answer is {want}", d.expr, mode)]
-    return _values(program, obs, t)
+    return _values(program, obs, t) or _replays(program, obs)
+
+
+def _replays(program: QProgram, obs: Observation) -> list[Finding]:
+    """Oracle 4 by sampling (shapefuzz.systems.qreplay): under other values that satisfy every
+    guard and assert, every claim must still hold and every value expression still evaluate to
+    the concrete value."""
+    from shapefuzz.systems.qreplay import with_values
+
+    if obs.outcome.kind != "ok":
+        return []
+    asks = program.asks()
+    for r in obs.qreplays:
+        if not r.accepted:
+            continue
+        p2 = with_values(program, r.values)
+        t2 = truth(p2)
+        if t2.failed_check is not None:
+            continue  # the new values break a check the trace did not turn into an assert
+        for k, d in enumerate(obs.decisions[: len(t2.answers)]):
+            if d.how != "fallback" and d.answer != str(t2.answers[k]):
+                mode = program.instrs[asks[k]].args[0]
+                return [_f(obs, "unsound-guards", f"question {k}: {mode}({d.expr}) was answered {d.answer} "
+                           f"({d.how}); with values {list(r.values)} every guard and assert holds "
+                           f"but the concrete answer is {t2.answers[k]}\nguards: {list(obs.guards)}"
+                           f"\nasserts: {list(obs.asserts)}", d.expr, mode)]
+        for k, (got, expr) in enumerate(zip(r.out_eval, obs.out_exprs)):
+            if got and got != str(t2.values[k]):
+                return [_f(obs, "unsound-value-expr", f"value v{k} = {expr} evaluates to {got} with values "
+                           f"{list(r.values)} (guards and asserts hold); concretely {t2.values[k]}",
+                           expr, "value")]
+    return []
 
 
 def _values(program: QProgram, obs: Observation, t) -> list[Finding]:

@@ -121,3 +121,32 @@ def test_system_differential():
 def test_check_all_routes_question_programs_to_truth():
     fs = check_all(P, None, [obs("False", "static")])
     assert [f.oracle for f in fs] == ["truth"]
+
+
+def test_replay_under_other_values():
+    from dataclasses import replace
+
+    from shapefuzz.systems.qreplay import QReplay, qvariants, replay_questions
+
+    # guard_or_false(v1 >= 2) claimed True (static) with no guard or assert on v1 >= 2: under
+    # v1 = 1 (asserts hold: 1 >= 0) the claim is false -> unsound.
+    o = replace(obs("True", "static"), qreplays=(QReplay((6, 1), True, ("6", "1", "7")),))
+    (f,) = truth_agreement(P, o)
+    assert f.kind == "unsound-guards" and "[6, 1]" in f.detail
+    # rejected assignments are not compared
+    o = replace(obs("True", "static"), qreplays=(QReplay((6, 1), False, ("6", "1", "7")),))
+    assert truth_agreement(P, o) == []
+    # a value expression that is only right at the traced values
+    o = replace(obs("False", "fallback"), qreplays=(QReplay((4, 3), True, ("4", "3", "9")),))
+    (g,) = truth_agreement(P, o)
+    assert g.kind == "unsound-value-expr"
+    # the replay service itself: a guard u0 >= 2 rejects u0 = 1; duck sizing needs equal values
+    import sympy
+
+    s0, u0 = sympy.Symbol("s0", integer=True), sympy.Symbol("u0", integer=True)
+    r = replay_questions(P, [(6, 1), (6, 3)], [s0, u0], [u0 >= 2], [u0 >= 0], [s0, u0, s0 + u0])
+    assert [x.accepted for x in r] == [False, True] and r[1].out_eval == ("6", "3", "9")
+    (d,) = replay_questions(P, [(6, 2)], [s0, s0], [], [], [s0])
+    assert not d.accepted and "duck" in d.why
+    vs = qvariants(P, 5)
+    assert len(vs) == len(set(vs)) == 5 and all(len(v) == 2 for v in vs)

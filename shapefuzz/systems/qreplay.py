@@ -1,0 +1,98 @@
+"""Replaying a question program's answers on other values (oracle 4 by sampling).
+
+A ShapeEnv's answers hold for every assignment that satisfies its guards and deferred asserts:
+that is what a guard is for. So after answering a question program, a system evaluates its
+guards and asserts under other assignments of the symbols (other hints, other unbacked values);
+where they all hold, every claim it made must still be the concrete answer, and every value
+expression must still evaluate to the concrete value (shapefuzz.oracles.truth checks both). A
+dropped guard, a too-wide range or a wrong static simplification shows up as an accepted
+assignment under which a claim is false."""
+
+from __future__ import annotations
+
+import random
+import zlib
+from dataclasses import dataclass
+
+import sympy
+
+from shapefuzz.questions import QProgram
+
+__all__ = ["QReplay", "qvariants", "replay_questions", "with_values"]
+
+
+@dataclass(frozen=True, slots=True)
+class QReplay:
+    values: tuple[int, ...]  # new literal of each backed/unbacked instruction, in order
+    accepted: bool  # every guard and deferred assert holds under these values
+    out_eval: tuple[str, ...]  # each value's expression under the new binding ("" if unknown)
+    why: str = ""
+
+
+def qvariants(program: QProgram, n: int, seed: int = 0) -> list[tuple[int, ...]]:
+    """Up to n distinct assignments for the program's backed and unbacked instructions."""
+    leaves = [i for i in program.instrs if i.op in ("backed", "unbacked")]
+    if not leaves:
+        return []
+    rng = random.Random(zlib.crc32(program.dumps().encode()) ^ seed)
+    orig = tuple(int(i.args[0]) for i in leaves)
+    out: list[tuple[int, ...]] = []
+    for _ in range(6 * n):
+        if len(out) >= n:
+            break
+        vals = []
+        for ins, v in zip(leaves, orig):
+            pool = [0, 1, 2, 3, 4, 5, 8, v, v + 1, max(v - 1, 0), 2 * v]
+            if ins.op == "unbacked":
+                pool += [-1, -2, v - 1]
+            vals.append(rng.choice(pool) if rng.random() < 0.7 else v)
+        t = tuple(vals)
+        if t != orig and t not in out:
+            out.append(t)
+    return out
+
+
+def with_values(program: QProgram, values: tuple[int, ...]) -> QProgram:
+    """The same program with its backed hints / unbacked values replaced."""
+    from shapefuzz.questions import QInstr
+
+    it = iter(values)
+    return QProgram(tuple(QInstr(i.op, (next(it),)) if i.op in ("backed", "unbacked") else i
+                          for i in program.instrs))
+
+
+def replay_questions(program: QProgram, variants, leaf_exprs: list, guards: list, asserts: list,
+                     value_exprs: list) -> tuple[QReplay, ...]:
+    """`leaf_exprs[j]`: the sympy expression (a symbol or a constant) the system made of the j-th
+    backed/unbacked instruction; guards/asserts/value_exprs: sympy expressions."""
+    out = []
+    for vals in variants:
+        binding: dict = {}
+        why = ""
+        for e, v in zip(leaf_exprs, vals):
+            e = sympy.sympify(e)
+            if e.is_Symbol:
+                if binding.setdefault(e, v) != v:
+                    why = f"{e} would need two values (duck sizing)"
+            elif e.is_number and int(e) != v:
+                why = f"a specialized constant {e} would need the value {v}"
+        ok = not why and all(_holds(g, binding) for g in list(guards) + list(asserts))
+        if not why and not ok:
+            why = "a guard or assert fails"
+        out.append(QReplay(tuple(vals), ok, tuple(_eval(e, binding) for e in value_exprs), why))
+    return tuple(out)
+
+
+def _holds(expr, binding) -> bool:
+    try:
+        return bool(sympy.sympify(expr).xreplace(binding))
+    except (TypeError, ValueError, ZeroDivisionError):
+        return False  # not decidable under this binding (e.g. a symbol left free): reject
+
+
+def _eval(expr, binding) -> str:
+    try:
+        r = sympy.sympify(sympy.sympify(expr).xreplace(binding))
+        return str(int(r)) if r.is_Integer else ""
+    except (TypeError, ValueError, ZeroDivisionError):
+        return ""
