@@ -40,6 +40,8 @@ class Case:
     path: str = ""
     #: branches the trace sent to their fallback arm (the reference forces them there)
     fallback_branches: tuple[int, ...] = ()
+    #: question programs: the other values under which an unsound claim shows (qreplay)
+    alt_values: tuple[int, ...] | None = None
 
     def to_json(self, observation: Any = None) -> dict:
         return {
@@ -50,6 +52,7 @@ class Case:
             "torch_config": [list(kv) for kv in self.torch_config],
             "torch_version": self.torch_version, "upstream": self.upstream,
             "fallback_branches": list(self.fallback_branches),
+            "alt_values": None if self.alt_values is None else list(self.alt_values),
             "observation": to_jsonable(observation) if observation is not None else None,
         }
 
@@ -146,5 +149,10 @@ def _case_from_json(obj: Any, where: str) -> Case:
     if not isinstance(fb, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(program.instrs) for i in fb):
         raise CaseError("fallback_branches must list instruction indices of the program")
+    alt = obj.get("alt_values")
+    if alt is not None and not (isinstance(alt, list) and all(
+            isinstance(x, int) and not isinstance(x, bool) and abs(x) <= 2**40 for x in alt)):
+        raise CaseError("alt_values must be a list of integers")
     return Case(finding, program, replay, status, tuple(tuple(kv) for kv in tc),
-                str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where, tuple(fb))
+                str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where, tuple(fb),
+                None if alt is None else tuple(alt))

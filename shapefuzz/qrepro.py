@@ -15,13 +15,29 @@ from torch._dynamo.source import ConstantSource
 from torch.fx.experimental.symbolic_shapes import (
     DimDynamic, ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true)
 
-se = ShapeEnv()
+import torch.fx.experimental._config as fxx
+
+se = None
 wrong = []
+claims = []  # (question, answer) for every answer that is not an undecided fallback
+leaves = []  # the SymInt (or int) made for each backed/unbacked value, in order
 
 
 def backed(hint, name):
-    s = se.create_symbol(hint, source=ConstantSource(name), dynamic_dim=DimDynamic.DUCK)
-    return se.create_symintnode(s, hint=hint, source=ConstantSource(name))
+    # as torch sizes tensors: under backed_size_oblivious no 0/1 specialization, size-like
+    bso = fxx.backed_size_oblivious
+    s = se.create_symbol(hint, source=ConstantSource(name), dynamic_dim=DimDynamic.DUCK,
+                         do_not_specialize_zero_one=bso)
+    if bso and not s.is_number:
+        se.size_like.add(s)
+    leaves.append(se.create_symintnode(s, hint=hint, source=ConstantSource(name)))
+    return leaves[-1]
+
+
+def unbacked():
+    leaves.append(se.create_unbacked_symint())
+    se.pending_fresh_unbacked_symbols.clear()
+    return leaves[-1]
 
 
 def claim(k, cond, got, fallback, want):
@@ -30,8 +46,38 @@ def claim(k, cond, got, fallback, want):
     expr = cond.node.expr if isinstance(cond, torch.SymBool) else cond
     static = se._maybe_evaluate_static(expr) if isinstance(cond, torch.SymBool) else cond
     decided = static is not None
+    if got != fallback or decided:
+        claims.append((k, got))
     if got != want and (got != fallback or (decided and bool(static) != want)):
         wrong.append(f"question {k}: {expr} answered {got} (static: {static}); concretely {want}")
+
+
+def replay(values, answers):
+    """Under other values that satisfy every guard (with the ranges produce_guards checks) and
+    every deferred assert, every claim must still be the concrete answer."""
+    import sympy
+    from torch.utils._sympy.symbol import SymT, symbol_is_type
+    binding = {}
+    for leaf, v in zip(leaves, values):
+        e = leaf.node.expr if isinstance(leaf, torch.SymInt) else sympy.Integer(leaf)
+        if (e.is_number and int(e) != v) or binding.setdefault(e, v) != v:
+            return
+    facts = [g.expr for g in se.guards] + [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras]
+    for s in binding:
+        if not s.is_number and symbol_is_type(s, SymT.SIZE):
+            vr = se.var_to_range[s]
+            facts += [sympy.Ge(s, vr.lower)] if vr.lower.is_finite else []
+            facts += [sympy.Le(s, vr.upper)] if vr.upper.is_finite else []
+    binding = {k: v for k, v in binding.items() if not k.is_number}
+    try:
+        if not all(bool(f.xreplace(binding)) for f in facts):
+            return
+    except TypeError:
+        return
+    for k, got in claims:
+        if k < len(answers) and got != answers[k]:
+            wrong.append(f"question {k}: answered {got}; with values {values} every guard and assert "
+                         f"holds but the concrete answer is {answers[k]}")
 
 
 '''
@@ -40,10 +86,21 @@ _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_o
           "statically_known_true": "statically_known_true({c})", "size_oblivious": "guard_size_oblivious({c})"}
 
 
-def question_repro_source(p: QProgram, header: str, config_lines: str = "") -> str:
+def question_repro_source(p: QProgram, header: str, config_lines: str = "", config: str = "default",
+                          alt_values: tuple[int, ...] | None = None) -> str:
     p.validate()
     t = truth(p)
-    lines = [header, _HEAD, config_lines, "def main():"]
+    if config == "default":
+        start = ["def start():", "    return ShapeEnv()", "", ""]
+        run = ["        main()"]
+    else:  # torch's ShapeEnv under a shapefuzz config: its scoped torch patches are needed
+        if not all(ch.isalnum() or ch in "-=:+_" for ch in config):
+            raise ValueError(f"config name {config!r} is not a plain config name")
+        start = ["from shapefuzz.systems.torch_toggles import applied  # scoped torch patches", "", "",
+                 "def start(cfg):", "    return ShapeEnv(**cfg.env_kwargs)", "", ""]
+        run = [f"        with applied({config!r}) as cfg:", "            main(cfg)"]
+    lines = [header, _HEAD, config_lines] + start + [
+        "def main(cfg=None):", "    global se", "    se = start(cfg) if cfg is not None else start()"]
 
     def a(x):
         return f"v{x.index}" if isinstance(x, Ref) else repr(int(x))
@@ -56,7 +113,7 @@ def question_repro_source(p: QProgram, header: str, config_lines: str = "") -> s
         if ins.op == "backed":
             lines.append(f"    v{v} = backed({int(args[0])}, 'v{v}')")
         elif ins.op == "unbacked":
-            lines.append(f"    v{v} = se.create_unbacked_symint()  # concretely {int(args[0])}")
+            lines.append(f"    v{v} = unbacked()  # concretely {int(args[0])}")
         elif ins.op == "binop":
             op = args[0]
             expr = {"max": "torch.sym_max({}, {})", "min": "torch.sym_min({}, {})"}.get(op, "{} " + op + " {}")
@@ -68,10 +125,19 @@ def question_repro_source(p: QProgram, header: str, config_lines: str = "") -> s
             cond = f"{a(args[2])} {cmp} {a(args[3])}"
             want = t.answers[q]
             lines.append(f"    c = {cond}")
-            lines.append(f"    claim({q}, c, {_MODES[mode].format(c='c')}, {FALLBACK[mode]!r}, {want!r})")
+            if mode == "size_oblivious":  # assumes sizes >= 2 by design: asked, not checked
+                lines.append(f"    {_MODES[mode].format(c='c')}")
+            else:
+                lines.append(f"    claim({q}, c, {_MODES[mode].format(c='c')}, {FALLBACK[mode]!r}, {want!r})")
             q += 1
+    if alt_values is not None:
+        from shapefuzz.systems.qreplay import with_values
+
+        alt = truth(with_values(p, tuple(alt_values)))
+        if alt.failed_check is None:
+            lines.append(f"    replay({[int(x) for x in alt_values]!r}, {list(alt.answers)!r})")
     lines += ["", "", "if __name__ == '__main__':",
-              "    try:", "        main()", "    except Exception as e:",
+              "    try:", *run, "    except Exception as e:",
               "        print(f'raised {type(e).__name__}: {e}')",
               "        if 'data-dependent' not in str(e).lower() and not type(e).__name__.startswith('GuardOnData'):",
               "            sys.exit(1)",

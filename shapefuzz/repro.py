@@ -225,7 +225,7 @@ def _question_repro(case: Case, torch_version: str) -> str:
                      if k.isidentifier() and isinstance(v, (bool, int, float)))
     if config:
         config = "import torch.fx.experimental._config\n" + config
-    return question_repro_source(case.program, head, config)
+    return question_repro_source(case.program, head, config, f.config, case.alt_values)
 
 
 def _safe(s: str) -> str:

@@ -53,12 +53,24 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     obs = _observation_of(bug)
     replay = obs.replays[f.replay_index].inputs if obs is not None and f.replay_index >= 0 else None
     forced = tuple(obs.fallback_branches) if obs is not None else ()
-    case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version(), fallback_branches=forced)
+    alt = _unsound_values(f, obs)
+    case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version(),
+                fallback_branches=forced, alt_values=alt)
     log = "\n".join([f"{f.summary}", "", f.detail, "", "program:", bug.program.pretty(), "",
                      f"seen {bug.count} times; first after {bug.first_s:.1f} s (program #{bug.first_program});"
                      f" shrunk: {bug.shrunk}", "",
                      "observation:", repr(obs)[:20000]])
     return case, repro_source(case), log
+
+
+def _unsound_values(f, obs):
+    """For an unsound-* truth finding: the accepted other values it was shown with."""
+    if obs is None or not f.kind.startswith("unsound"):
+        return None
+    import re
+
+    m = re.search(r"with values \[([-0-9, ]*)\]", f.detail)
+    return tuple(int(x) for x in m.group(1).split(",")) if m else None
 
 
 def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:

@@ -14,12 +14,21 @@ SYSTEMS = {
     "eager": ("shapefuzz.systems.eager", "EagerSystem"),
     "make_fx": ("shapefuzz.systems.make_fx", "MakeFxSystem"),
     "export": ("shapefuzz.systems.export", "ExportSystem"),
+    "torch-env": ("shapefuzz.systems.torch_env", "TorchEnvSystem"),
 }
 #: named configs per system; "default" is torch's own defaults.
 CONFIGS = {name: ("default",) for name in SYSTEMS}
+# written out so that the campaign process need not import torch; tests check them against
+# torch_toggles.config_names()
+CONFIGS["torch-env"] = ("default", "agfs=1", "agfs=2", "stack-traces-off",
+                        "slow:expr-cache", "slow:smart-sort", "slow:relationals", "slow:no-hint",
+                        "slow:skip-static", "slow:add-from-args", "slow:fast-eval-comparison",
+                        "all-slow", "no-specialize-zero-one", "no-duck-shape",
+                        "backed-size-oblivious", "prefer-deferred")
 DEFAULT_SYSTEMS = ("make_fx", "export")
 #: which program kinds each system runs
-KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",)}
+KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",),
+         "torch-env": ("questions",)}
 
 
 def accepts(system: str, kind: str) -> bool:

@@ -105,7 +105,7 @@ def eval_exprs(vals: list[Any], binding: dict[sympy.Symbol, int]) -> tuple[str, 
     for v in vals:
         try:
             out.append(one(v))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, ArithmeticError):
             out.append("")
     return tuple(out)
 

@@ -1,0 +1,212 @@
+"""`torch-env` system: torch's own ShapeEnv driven directly by a shape-question program
+(shapefuzz.questions), under the torch configs of torch_toggles.
+
+Each instruction maps to the torch API a tracer would use (TORCH_NOTES section 3):
+  backed(h)     create_symbol(h, ConstantSource("v<k>"), DUCK) + create_symintnode; 0/1 hints
+                become plain ints under 0/1 specialization, as they do for tensor sizes
+  unbacked(x)   create_unbacked_symint(); x is never told to torch (it is the ground truth the
+                binding and the truth oracle use)
+  binop         SymInt arithmetic; torch.sym_max / torch.sym_min
+  check         torch._check(a cmp b)
+  ask           bool / guard_or_false / guard_or_true / statically_known_true /
+                guard_size_oblivious on (a cmp b)
+
+Note [how a question was answered]: one Decision per ask reached. `guard` if the ask appended to
+se.guards, `assert` if it added a deferred runtime assert; otherwise `fallback` if the mode has a
+fallback, the answer is that fallback, and static evaluation does not give the same answer (it
+cannot decide, or it would have decided the other way, as with aggressive_guard_free_semantics=2
+or a stale lru_cache entry of evaluate_expr); else `static`. A `bool` (or size-oblivious) ask torch
+cannot decide raises GuardOnDataDependentSymNode: the outcome is `dde` and the run stops there.
+"""
+
+from __future__ import annotations
+
+import operator
+import time
+from dataclasses import replace
+from typing import Any
+
+import sympy
+import torch
+import torch.fx.experimental._config as fxx
+from torch._dynamo.source import ConstantSource
+from torch.fx.experimental.symbolic_shapes import (
+    DimDynamic,
+    ShapeEnv,
+    guard_or_false,
+    guard_or_true,
+    statically_known_true,
+)
+
+from shapefuzz.observation import Decision, Observation, Outcome
+from shapefuzz.program import Ref
+from shapefuzz.questions import COMPARE, FALLBACK, QInstr, QProgram
+from shapefuzz.systems.common import classify, expr_str, shape_env_facts
+from shapefuzz.systems.qreplay import qvariants, replay_questions
+from shapefuzz.systems.torch_toggles import applied
+from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+__all__ = ["ASKERS", "BINOPS", "TorchEnvSystem"]
+
+BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
+          "%": operator.mod, "max": torch.sym_max, "min": torch.sym_min}
+
+
+def _size_oblivious(cond: Any) -> bool:
+    # guard_size_oblivious() minus its FutureWarning (it is deprecated, not removed)
+    if isinstance(cond, torch.SymBool):
+        return cond.node.guard_size_oblivious("", 0)
+    return bool(cond)
+
+
+ASKERS = {"bool": bool, "guard_or_false": guard_or_false, "guard_or_true": guard_or_true,
+          "statically_known_true": statically_known_true, "size_oblivious": _size_oblivious}
+
+
+class TorchEnvSystem:
+    name = "torch-env"
+
+    def observe(self, program: Any, config: str = "default", variants: Any = ()) -> Observation:
+        t0 = time.perf_counter()
+        if not isinstance(program, QProgram):
+            return Observation(self.name, config, Outcome(
+                "error", "Unsupported", f"torch-env runs question programs (QProgram), not "
+                f"{type(program).__name__}; use make_fx/export for tensor programs"))
+        with applied(config) as cfg:  # an unknown config name is our bug: it raises
+            run = _Run(ShapeEnv(**cfg.env_kwargs), bool(fxx.backed_size_oblivious))
+            outcome = run.execute(program)
+            obs = run.observation(self.name, config, outcome)
+            if outcome.kind == "ok":
+                obs = replace(obs, qreplays=run.replays(program))
+        log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
+        return replace(obs, elapsed_s=time.perf_counter() - t0, log=log)
+
+
+class _Run:
+    """One program on one ShapeEnv."""
+
+    def __init__(self, se: ShapeEnv, backed_size_oblivious: bool) -> None:
+        self.se = se
+        self.bso = backed_size_oblivious
+        self.values: list[Any] = []
+        self.binding: dict[sympy.Symbol, sympy.Integer] = {}
+        self.raw: list[tuple[Any, bool, str]] = []  # (expr, answer, how): printed at the end
+
+    def execute(self, program: QProgram) -> Outcome:
+        for ins in program.instrs:
+            try:
+                self.step(ins)
+            except Exception as e:  # noqa: BLE001 (the program under test failing is data)
+                return classify(e)
+        return Outcome("ok")
+
+    def arg(self, a: Any) -> Any:
+        return self.values[a.index] if isinstance(a, Ref) else a
+
+    def step(self, ins: QInstr) -> None:
+        a = ins.args
+        if ins.op == "backed":
+            self.values.append(self.backed(a[0]))
+        elif ins.op == "unbacked":
+            self.values.append(self.unbacked(a[0]))
+        elif ins.op == "binop":
+            self.values.append(BINOPS[a[0]](self.arg(a[1]), self.arg(a[2])))
+        elif ins.op == "check":
+            torch._check(COMPARE[a[0]](self.arg(a[1]), self.arg(a[2])))
+        else:
+            self.ask(a[0], COMPARE[a[1]](self.arg(a[2]), self.arg(a[3])))
+
+    def backed(self, hint: int) -> Any:
+        se, src = self.se, ConstantSource(f"v{len(self.values)}")
+        # as torch sizes tensors (create_symbolic_sizes_strides_storage_offset): under
+        # backed_size_oblivious no 0/1 specialization, and the symbol is size-like
+        sym = se.create_symbol(hint, source=src, dynamic_dim=DimDynamic.DUCK,
+                               do_not_specialize_zero_one=self.bso)
+        if isinstance(sym, sympy.Symbol):
+            self.binding[sym] = sympy.Integer(hint)
+            if self.bso:
+                se.size_like.add(sym)
+        return se.create_symintnode(sym, hint=hint, source=src)
+
+    def unbacked(self, value: int) -> torch.SymInt:
+        u = self.se.create_unbacked_symint()
+        self.binding[u.node.expr] = sympy.Integer(value)
+        # no tensor op will claim the symbol; an unclaimed pending symbol is an error for FakeTensor
+        self.se.pending_fresh_unbacked_symbols.clear()
+        return u
+
+    def ask(self, mode: str, cond: Any) -> None:
+        se = self.se
+        expr = cond.node.expr if isinstance(cond, torch.SymBool) else bool(cond)
+        n_guards, n_asserts = len(se.guards), se.num_deferred_runtime_asserts
+        answer = bool(ASKERS[mode](cond))  # a DDE propagates: execute() stops the run
+        if len(se.guards) > n_guards:
+            how = "guard"
+        elif se.num_deferred_runtime_asserts > n_asserts:
+            how = "assert"
+        elif FALLBACK[mode] is not None and answer == FALLBACK[mode] and not self.static_says(expr, answer):
+            how = "fallback"
+        else:
+            how = "static"
+        self.raw.append((expr, answer, how))
+
+    def static_says(self, expr: Any, answer: bool) -> bool:
+        """Static evaluation (no guard) gives `answer` (Note [how a question was answered])."""
+        if isinstance(expr, (bool, sympy.logic.boolalg.BooleanAtom)):
+            return bool(expr) == answer
+        try:
+            r = self.se._maybe_evaluate_static(expr)
+        except Exception:  # noqa: BLE001 (cannot evaluate: cannot decide)
+            return False
+        return r is not None and bool(r) == answer
+
+    def replays(self, program: QProgram):
+        """Guards (with the ranges produce_guards would check for backed symbols) and deferred
+        asserts, evaluated under other values (shapefuzz.systems.qreplay)."""
+        se = self.se
+        leaves = [v for ins, v in zip(program.instrs, _defined(program, self.values))
+                  if ins.op in ("backed", "unbacked")]
+        guards = [g.expr for g in se.guards]
+        for sym in self.binding:
+            if symbol_is_type(sym, SymT.SIZE):
+                vr = se.var_to_range.get(sym)
+                if vr is not None and vr.lower.is_finite:
+                    guards.append(sympy.Ge(sym, vr.lower))
+                if vr is not None and vr.upper.is_finite:
+                    guards.append(sympy.Le(sym, vr.upper))
+        asserts = [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras]
+        return replay_questions(program, qvariants(program, 8), [_expr(v) for v in leaves], guards,
+                                asserts, [_expr(v) for v in self.values])
+
+    def observation(self, system: str, config: str, outcome: Outcome) -> Observation:
+        names = {s: str(s) for s in self.binding}
+        return Observation(
+            system, config, outcome,
+            decisions=tuple(Decision(str(e), str(a), how) for e, a, how in self.raw),
+            **shape_env_facts(self.se),
+            out_exprs=tuple(expr_str(v) for v in self.values),
+            binding=tuple((names[s], int(v)) for s, v in self.binding.items()),
+            out_eval=tuple(_evaluate(v, self.binding) for v in self.values),
+        )
+
+
+def _evaluate(v: Any, binding: dict[sympy.Symbol, sympy.Integer]) -> str:
+    """A value's expression under the binding, as text ("" when it does not evaluate to an int).
+    Not common.eval_exprs: an expression can divide by zero under the binding (after a false
+    torch._check taught torch a wrong replacement), and that must not escape observe()."""
+    if isinstance(v, torch.SymInt):
+        try:
+            r = sympy.sympify(v.node.expr.xreplace(binding))
+        except (ArithmeticError, TypeError, ValueError):
+            return ""
+        return str(int(r)) if r.is_Integer else ""
+    return str(v) if isinstance(v, int) else ""
+
+
+def _expr(v: Any) -> Any:
+    return v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(int(v))
+
+
+def _defined(program: QProgram, values: list) -> list:
+    """values[k] for each instruction that defines one, None for the others (aligned)."""
+    return [values[v] if v is not None else None for _, v in program.definitions()]

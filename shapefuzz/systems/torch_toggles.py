@@ -1,0 +1,377 @@
+"""The eight ShapeEnv optimizations of seed 000 (torch 2.13), switchable one by one, plus the
+ShapeEnv settings a campaign varies. Shared by every torch system (torch-env, make_fx, export):
+
+    with applied("slow:expr-cache") as cfg:
+        se = ShapeEnv(**cfg.env_kwargs)
+        ...
+    assert cfg.counts["expr-cache"] > 0      # the slow path really ran
+
+Note [slow paths]: two optimizations are configs (aggressive_guard_free_semantics,
+do_not_emit_stack_traces); the other six exist only as code, so each has a context manager that
+monkeypatches torch back to its pre-optimization behaviour (TORCH_NOTES section 8), counts every
+time the slow code runs (a patch that never runs proves nothing) and restores the original
+attribute on exit, also when the body raises. A slow path must not change any answer: configs
+named "slow:*", "all-slow" and "stack-traces-off" are semantics-preserving, and the config
+differential oracle compares them with each other.
+
+Note [compiled rewrites]: the hint read of _smart_symbol_sort and the Add construction of
+_optimized_add are nested functions, reachable only by rewriting their enclosing function's
+source. Each rewrite is compiled once per process into a private copy of the module's globals;
+the copy's `_shapefuzz_counts` slot names the Counter of the context currently active.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import inspect
+import textwrap
+import unittest.mock
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+import torch
+import torch.fx.config as fx_config
+import torch.fx.experimental._config as fxx
+from torch.fx.experimental import sym_node as sn
+from torch.fx.experimental import symbolic_shapes as ss
+from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+__all__ = [
+    "CONFIGS",
+    "SLOW_PATHS",
+    "Applied",
+    "TorchToggles",
+    "applied",
+    "config_names",
+    "slow_path",
+    "toggles",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TorchToggles:
+    """One field per optimization (True/level = torch as shipped), then ShapeEnv settings."""
+
+    aggressive_guard_free_semantics: int = 0  # a: 0/1/2, fx config
+    do_not_emit_stack_traces: bool = False  # b: torch.fx.config (make_fx/export tracers only)
+    expr_cache: bool = True  # c: SymNode.expr cached per replacements version
+    smart_sort_dict: bool = True  # d: _smart_symbol_sort reads backed_var_to_val directly
+    unevaluated_relationals: bool = True  # e: unbacked-symbol-vs-constant relationals, evaluate=False
+    no_hint_sentinel: bool = True  # f: _NO_HINT stops compute_hint retries
+    skip_static_eval: bool = True  # g: _should_skip_static_eval
+    add_from_args: bool = True  # h: Add._from_args in _optimized_add
+    fast_eval_comparison: bool = True  # related: _maybe_fast_eval_comparison
+    # settings that change what may be assumed (not semantics-preserving)
+    backed_size_oblivious: bool = False  # fx config
+    specialize_zero_one: bool = True  # ShapeEnv kwarg
+    duck_shape: bool = True  # ShapeEnv kwarg
+    prefer_deferred_runtime_asserts_over_guards: bool = False  # ShapeEnv kwarg
+
+    def env_kwargs(self) -> dict[str, Any]:
+        """ShapeEnv constructor kwargs (only the non-defaults, so fx config still applies)."""
+        kw: dict[str, Any] = {}
+        if not self.specialize_zero_one:
+            kw["specialize_zero_one"] = False
+        if not self.duck_shape:
+            kw["duck_shape"] = False
+        if self.prefer_deferred_runtime_asserts_over_guards:
+            kw["prefer_deferred_runtime_asserts_over_guards"] = True
+        return kw
+
+    def fx_overrides(self) -> dict[str, Any]:
+        kw: dict[str, Any] = {}
+        if self.aggressive_guard_free_semantics:
+            kw["aggressive_guard_free_semantics"] = self.aggressive_guard_free_semantics
+        if self.backed_size_oblivious:
+            kw["backed_size_oblivious"] = True
+        return kw
+
+    def slow_paths(self) -> tuple[str, ...]:
+        return tuple(name for name, (fld, _) in SLOW_PATHS.items() if not getattr(self, fld))
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What `with applied(name)` yields."""
+
+    name: str
+    toggles: TorchToggles
+    env_kwargs: dict[str, Any]
+    counts: Counter = field(default_factory=Counter)  # slow path -> times its code ran
+
+
+# ---------------------------------------------------------------------------------------------
+# c: SymNode.expr recomputes shape_env.replace() on every access
+
+
+@contextlib.contextmanager
+def _slow_expr_cache(counts: Counter) -> Iterator[None]:
+    def expr(self):
+        e = self._expr
+        if isinstance(e, int) or e.is_number:
+            return e
+        if self.shape_env is None:
+            raise AssertionError("shape_env is required to access expr")
+        counts["expr-cache"] += 1
+        return self.shape_env.replace(e)
+
+    with _patched(sn.SymNode, "expr", property(expr)):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# d: _smart_symbol_sort reads hints through size_hint (Note [compiled rewrites])
+
+_SMART_SORT_OLD = "hint = self.backed_var_to_val.get(x)"
+_SMART_SORT_NEW = "hint = _shapefuzz_size_hint(self, x)"
+
+
+# size_hint is deprecated in 2.13 (a FutureWarning per call); the lru_cache'd function under the
+# deprecation wrapper is what the pre-optimization code called
+_SIZE_HINT = getattr(ss.ShapeEnv.size_hint, "__wrapped__", ss.ShapeEnv.size_hint)
+
+
+def _size_hint(se, x):
+    _counts_of(_compiled_guard_rel)["smart-sort"] += 1
+    return _SIZE_HINT(se, x, allow_none=True)
+
+
+@functools.cache
+def _compiled_guard_rel() -> tuple[Callable, dict]:
+    return _rewrite(ss.ShapeEnv._maybe_guard_rel, ss.__dict__, _SMART_SORT_OLD, _SMART_SORT_NEW,
+                    {"_shapefuzz_size_hint": _size_hint})
+
+
+@contextlib.contextmanager
+def _slow_smart_sort(counts: Counter) -> Iterator[None]:
+    fn, g = _compiled_guard_rel()
+    with _counting(g, counts), _patched(ss.ShapeEnv, "_maybe_guard_rel", fn):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# e: relationals of an unbacked symbol vs a constant are built evaluated
+
+_RELATIONALS = {"eq": sympy.Eq, "ne": sympy.Ne, "ge": sympy.Ge, "gt": sympy.Gt, "le": sympy.Le,
+                "lt": sympy.Lt}
+
+
+def _single_unbacked(e) -> bool:
+    return bool(getattr(e, "is_symbol", False)) and symbol_is_type(e, SymT.UNBACKED_INT)
+
+
+@contextlib.contextmanager
+def _slow_relationals(counts: Counter) -> Iterator[None]:
+    def wrap(orig, rel):
+        @functools.wraps(orig)
+        def slow(self, other=None):
+            out = orig(self, other)
+            lhs, rhs = self.expr, other.expr
+            if (_single_unbacked(lhs) and rhs.is_number) or (_single_unbacked(rhs) and lhs.is_number):
+                counts["relationals"] += 1
+                out._expr = rel(lhs, rhs)  # the pre-optimization `func(self.expr, other.expr)`
+                out._expr_cache, out._expr_ver = None, -1
+            return out
+        return slow
+
+    with contextlib.ExitStack() as stack:
+        for m, rel in _RELATIONALS.items():
+            stack.enter_context(_patched(sn.SymNode, f"_{m}", wrap(getattr(sn.SymNode, f"_{m}"), rel)))
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# f: _NO_HINT is treated as None, so SymNode.__init__ retries compute_hint
+
+
+@contextlib.contextmanager
+def _slow_no_hint(counts: Counter) -> Iterator[None]:
+    orig = sn.SymNode.__init__
+    sentinel = sn._NO_HINT
+
+    @functools.wraps(orig)
+    def init(self, expr, shape_env, pytype, hint, *args, **kwargs):
+        if hint is sentinel:
+            counts["no-hint"] += 1
+            hint = None
+        orig(self, expr, shape_env, pytype, hint, *args, **kwargs)
+
+    with _patched(sn.SymNode, "__init__", init):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# g and the related fast comparison: never skip static evaluation
+
+
+@contextlib.contextmanager
+def _slow_skip_static(counts: Counter) -> Iterator[None]:
+    def never_skip(self, expr):
+        counts["skip-static"] += 1
+        return False
+
+    with _patched(ss.ShapeEnv, "_should_skip_static_eval", never_skip):
+        yield
+
+
+@contextlib.contextmanager
+def _slow_fast_eval_comparison(counts: Counter) -> Iterator[None]:
+    def no_fast_path(self, expr):
+        counts["fast-eval-comparison"] += 1
+        return None  # noqa: RET501, PLR1711 (None is the answer: "no fast result")
+
+    with _patched(ss.ShapeEnv, "_maybe_fast_eval_comparison", no_fast_path):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+# h: _optimized_add builds its sums with sympy.Add(*args, evaluate=False)
+
+_ADD_OLD = "result = sympy.Add._from_args(ordered_args, is_commutative=True)"
+_ADD_NEW = "result = _shapefuzz_add(ordered_args)"
+
+
+def _slow_add(args):
+    _counts_of(_compiled_optimized_add)["add-from-args"] += 1
+    return sympy.Add(*args, evaluate=False)
+
+
+@functools.cache
+def _compiled_optimized_add() -> tuple[Callable, dict]:
+    return _rewrite(sn._optimized_add, sn.__dict__, _ADD_OLD, _ADD_NEW, {"_shapefuzz_add": _slow_add})
+
+
+@contextlib.contextmanager
+def _slow_add_from_args(counts: Counter) -> Iterator[None]:
+    fn, g = _compiled_optimized_add()
+    with _counting(g, counts), _patched(sn, "_optimized_add", fn):
+        yield
+
+
+# ---------------------------------------------------------------------------------------------
+
+#: slow path name -> (TorchToggles field that is False when it is active, context manager)
+SLOW_PATHS: dict[str, tuple[str, Callable[[Counter], contextlib.AbstractContextManager]]] = {
+    "expr-cache": ("expr_cache", _slow_expr_cache),
+    "smart-sort": ("smart_sort_dict", _slow_smart_sort),
+    "relationals": ("unevaluated_relationals", _slow_relationals),
+    "no-hint": ("no_hint_sentinel", _slow_no_hint),
+    "skip-static": ("skip_static_eval", _slow_skip_static),
+    "add-from-args": ("add_from_args", _slow_add_from_args),
+    "fast-eval-comparison": ("fast_eval_comparison", _slow_fast_eval_comparison),
+}
+
+_DEFAULT = TorchToggles()
+CONFIGS: dict[str, TorchToggles] = {
+    "default": _DEFAULT,
+    "agfs=1": TorchToggles(aggressive_guard_free_semantics=1),
+    "agfs=2": TorchToggles(aggressive_guard_free_semantics=2),
+    "stack-traces-off": TorchToggles(do_not_emit_stack_traces=True),
+    **{f"slow:{name}": dataclasses.replace(_DEFAULT, **{fld: False})
+       for name, (fld, _) in SLOW_PATHS.items()},
+    "all-slow": dataclasses.replace(_DEFAULT, **{fld: False for fld, _ in SLOW_PATHS.values()}),
+    "no-specialize-zero-one": TorchToggles(specialize_zero_one=False),
+    "no-duck-shape": TorchToggles(duck_shape=False),
+    "backed-size-oblivious": TorchToggles(backed_size_oblivious=True),
+    "prefer-deferred": TorchToggles(prefer_deferred_runtime_asserts_over_guards=True),
+}
+
+
+def config_names() -> tuple[str, ...]:
+    return tuple(CONFIGS)
+
+
+def toggles(name: str) -> TorchToggles:
+    """The toggles of a config name; "a+b" applies b's non-default fields on top of a's."""
+    if not isinstance(name, str):
+        raise TypeError(f"config name must be a str, got {name!r}; known: {', '.join(CONFIGS)}")
+    out = _DEFAULT
+    for part in name.split("+"):
+        if part not in CONFIGS:
+            raise ValueError(f"unknown torch config {part!r} (in {name!r}); known: "
+                             f"{', '.join(CONFIGS)} (combine with '+')")
+        t = CONFIGS[part]
+        out = dataclasses.replace(out, **{f.name: getattr(t, f.name) for f in dataclasses.fields(t)
+                                          if getattr(t, f.name) != getattr(_DEFAULT, f.name)})
+    return out
+
+
+@contextlib.contextmanager
+def slow_path(name: str, counts: Counter | None = None) -> Iterator[Counter]:
+    """One slow path alone (the names of SLOW_PATHS)."""
+    if name not in SLOW_PATHS:
+        raise ValueError(f"unknown slow path {name!r}; known: {', '.join(SLOW_PATHS)}")
+    counts = Counter() if counts is None else counts
+    with SLOW_PATHS[name][1](counts):
+        yield counts
+
+
+@contextlib.contextmanager
+def applied(name: str) -> Iterator[Applied]:
+    """Apply a named config for the duration of the block. Yields an Applied whose env_kwargs
+    the caller passes to ShapeEnv() and whose counts show which slow paths ran."""
+    t = toggles(name)
+    out = Applied(name, t, t.env_kwargs())
+    with contextlib.ExitStack() as stack:
+        if t.fx_overrides():
+            stack.enter_context(fxx.patch(**t.fx_overrides()))
+        if t.do_not_emit_stack_traces:
+            stack.enter_context(unittest.mock.patch.object(fx_config, "do_not_emit_stack_traces", True))
+        for slow in t.slow_paths():
+            stack.enter_context(SLOW_PATHS[slow][1](out.counts))
+        yield out
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+@contextlib.contextmanager
+def _patched(owner: Any, attr: str, value: Any) -> Iterator[None]:
+    """Set owner.attr (a class attribute or module global) and restore it exactly on exit."""
+    had_own = attr in vars(owner)
+    old = vars(owner).get(attr)
+    setattr(owner, attr, value)
+    try:
+        yield
+    finally:
+        if had_own:
+            setattr(owner, attr, old)
+        else:
+            delattr(owner, attr)
+
+
+def _counts_of(compiled: Callable[[], tuple[Callable, dict]]) -> Counter:
+    return compiled()[1]["_shapefuzz_counts"][-1]
+
+
+@contextlib.contextmanager
+def _counting(g: dict, counts: Counter) -> Iterator[None]:
+    g["_shapefuzz_counts"].append(counts)
+    try:
+        yield
+    finally:
+        g["_shapefuzz_counts"].pop()
+
+
+def _rewrite(fn: Callable, module_globals: dict, old: str, new: str,
+             extra: dict[str, Any]) -> tuple[Callable, dict]:
+    """Recompile `fn` (a function or lru_cache'd method, decorators included) with `old`
+    replaced by `new`. Raises if `old` is not found exactly once: the torch source changed and
+    the slow path must be re-derived."""
+    src = textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))
+    if src.count(old) != 1:
+        raise RuntimeError(f"cannot build the slow path of {fn.__qualname__}: expected {old!r} once "
+                           f"in its source (torch {torch.__version__}), found {src.count(old)}; "
+                           "update shapefuzz/systems/torch_toggles.py for this torch version")
+    g = dict(module_globals)
+    g.update(extra)
+    g["_shapefuzz_counts"] = [Counter()]  # a sink for calls outside any context
+    code = compile(src.replace(old, new), f"<shapefuzz slow path of {fn.__qualname__}>", "exec")
+    exec(code, g)  # noqa: S102 (torch's own source, rewritten)
+    return g[fn.__name__], g
