@@ -162,7 +162,7 @@ class Campaign:
         if new is not None:
             self._target = new.signature
             self._shrink_deadline = time.monotonic() + self.cfg.shrink_budget_s
-            raise _Signal(new.signature)
+            self._signal(new.signature)
 
     def _shrink_step(self, program: Program) -> None:
         if time.monotonic() > self._shrink_deadline or self.elapsed() > self.cfg.budget_s * 1.5:
@@ -176,7 +176,13 @@ class Campaign:
             return
         if program.size() < bug.program.size():
             bug.program, bug.evaluation, bug.finding = program, ev, hit
-        raise _Signal(self._target)
+        self._signal(self._target)
+
+    @staticmethod
+    def _signal(sig: str) -> None:
+        # One raise site: Hypothesis tells failures apart by where they are raised, and
+        # shrinking only keeps candidates that fail the same way as the original.
+        raise _Signal(sig)
 
     def _involved(self, bug: FoundBug) -> tuple[tuple[str, str], ...]:
         """The targets a finding needs to reproduce: its own, or its whole system (differential

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 
+from shapefuzz.systems.ref.settings import config_names as _ref_config_names  # no sympy import
+
 __all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS", "accepts", "KINDS"]
 
 SYSTEMS = {
@@ -15,6 +17,7 @@ SYSTEMS = {
     "make_fx": ("shapefuzz.systems.make_fx", "MakeFxSystem"),
     "export": ("shapefuzz.systems.export", "ExportSystem"),
     "torch-env": ("shapefuzz.systems.torch_env", "TorchEnvSystem"),
+    "ref": ("shapefuzz.systems.ref", "RefSystem"),
 }
 #: named configs per system; "default" is torch's own defaults.
 CONFIGS = {name: ("default",) for name in SYSTEMS}
@@ -25,10 +28,11 @@ CONFIGS["torch-env"] = ("default", "agfs=1", "agfs=2", "stack-traces-off",
                         "slow:skip-static", "slow:add-from-args", "slow:fast-eval-comparison",
                         "all-slow", "no-specialize-zero-one", "no-duck-shape",
                         "backed-size-oblivious", "prefer-deferred")
+CONFIGS["ref"] = _ref_config_names()
 DEFAULT_SYSTEMS = ("make_fx", "export")
 #: which program kinds each system runs
 KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",),
-         "torch-env": ("questions",)}
+         "torch-env": ("questions",), "ref": ("questions",)}
 
 
 def accepts(system: str, kind: str) -> bool:

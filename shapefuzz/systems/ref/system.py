@@ -1,0 +1,106 @@
+"""`ref`: the reference ShapeEnv as a shape system. It runs question programs and reports what it
+decided as an Observation (shapefuzz.observation); tensor programs come later."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import sympy
+
+from shapefuzz.observation import Decision, Observation, Outcome
+from shapefuzz.questions import QProgram
+from shapefuzz.systems.ref.env import Node, RefEnv, concrete
+from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
+from shapefuzz.systems.ref.execute import Trace, run
+from shapefuzz.systems.ref.exprs import expr_str as _expr_str
+from shapefuzz.systems.ref.settings import settings_for
+
+__all__ = ["RefSystem", "observation"]
+
+
+class RefSystem:
+    name = "ref"
+
+    def observe(self, program, config: str, variants=()) -> Observation:
+        """`variants` (fresh inputs for replays) do not apply to question programs."""
+        if not isinstance(program, QProgram):
+            return Observation(self.name, config,
+                               Outcome("error", "Unsupported", "ref runs question programs only"))
+        settings = settings_for(config)  # an unknown name is a usage error: raise
+        t0 = time.perf_counter()
+        trace = run(program, settings)
+        obs = observation(self.name, config, program, trace)
+        return _with_elapsed(obs, time.perf_counter() - t0)
+
+
+def _with_elapsed(obs: Observation, elapsed: float) -> Observation:
+    return replace(obs, elapsed_s=elapsed)
+
+
+def observation(system: str, config: str, program: QProgram, trace: Trace) -> Observation:
+    env = trace.env
+    exprs = [_final_expr(env, n) for n in trace.nodes]
+    expr_str = _memo_str()
+    binding = _binding(program, env)
+    subs = {s: sympy.Integer(v) for s, v in binding.items()}
+    return Observation(
+        system, config, _outcome(trace.failure),
+        decisions=tuple(Decision(expr_str(a.expr), str(a.value), a.how) for a in trace.answers),
+        guards=tuple(expr_str(g) for g in env.guards),
+        asserts=tuple(expr_str(a) for a in env.asserts),
+        replacements=tuple(sorted((str(k), expr_str(v)) for k, v in env.replacements.items())),
+        ranges=tuple(sorted((str(k), str(r)) for k, r in env.ranges.items())),
+        out_exprs=tuple(expr_str(e) for e in exprs),
+        binding=tuple(sorted((str(s), v) for s, v in binding.items())),
+        out_eval=tuple(_evaluate(e, subs) for e in exprs),
+    )
+
+
+def _memo_str():
+    """expr_str, remembering each expression's string: questions and values repeat expressions,
+    and printing a long sum is the costliest part of an observation."""
+    memo: dict = {}
+
+    def show(e: sympy.Basic) -> str:
+        s = memo.get(e)
+        if s is None:
+            s = memo[e] = _expr_str(e)
+        return s
+
+    return show
+
+
+def _outcome(failure: Exception | None) -> Outcome:
+    if failure is None:
+        return Outcome("ok")
+    if isinstance(failure, DataDependentError):
+        return Outcome("dde", "GuardOnDataDependentSymNode", str(failure), "",
+                       _expr_str(failure.expr))
+    if isinstance(failure, CheckFailed):
+        return Outcome("error", "RuntimeError", str(failure))
+    return Outcome("error", type(failure).__name__, str(failure))
+
+
+def _final_expr(env: RefEnv, node: Node) -> sympy.Basic:
+    try:
+        return env.expr_of(node)
+    except ZeroDivisionError:  # a replacement made a divisor 0: the program divided by zero
+        return node.raw
+
+
+def _binding(program: QProgram, env: RefEnv) -> dict[sympy.Symbol, int]:
+    """Every symbol's value in this run: a backed symbol's hint, an unbacked symbol's value from
+    the program (in creation order), which the env itself never saw."""
+    values = [i.args[0] for i in program.instrs if i.op == "unbacked"]
+    out = dict(env.backed_hints)
+    out.update(zip(env.unbacked, values))
+    return out
+
+
+def _evaluate(expr: sympy.Basic, subs: dict) -> str:
+    try:
+        v = concrete(expr.xreplace(subs))
+    except ZeroDivisionError:
+        return ""
+    return "" if v is None else str(v)
