@@ -69,7 +69,11 @@ def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
             a = operand()
             if isinstance(a, int):
                 continue
-            if draw(st.booleans()):
+            same = [Ref(k) for k, v in enumerate(vals) if v == val(a) and k != a.index]
+            if same and not draw(st.integers(0, 3)):
+                # two values that are equal here: equality guards and replacements (s0 == s1 + 2)
+                cmp, b = draw(st.sampled_from(["==", "==", "!=", ">=", "<="])), draw(st.sampled_from(same))
+            elif draw(st.booleans()):
                 cmp, b = draw(st.sampled_from(_SEED_PATTERNS))
             else:
                 cmp, b = draw(st.sampled_from(sorted(COMPARE))), operand()
