@@ -81,11 +81,8 @@ def fast_compare(env: RefEnv, expr: sympy.Basic) -> bool | None:
     non-negative (a non-negative constant, a symbol whose range starts at >= 0, a product of
     those). Returns True or None, reading only the symbols' ranges."""
     env.stats["fast_compare"] += 1
-    if isinstance(expr, sympy.Ge) and expr.rhs == 0:
-        total = expr.lhs
-    elif isinstance(expr, sympy.Le) and expr.lhs == 0:
-        total = expr.rhs
-    else:
+    total = _nonneg_side(expr)
+    if total is None:
         return None
     terms = total.args if total.is_Add else (total,)
     return True if all(_nonneg(env, t) for t in terms) else None
@@ -193,13 +190,8 @@ def _guard(env: RefEnv, expr: sympy.Basic, rel: Node) -> Answer:
 def should_skip_static_eval(env: RefEnv, expr: sympy.Basic) -> bool:
     """Optimization 7: `u >= 0` (or `0 <= u`) for an unbacked u whose range is still (-oo, oo)
     cannot be proved (nothing is known about u yet), so check() need not try."""
-    if isinstance(expr, sympy.Ge) and expr.rhs == 0:
-        sym = expr.lhs
-    elif isinstance(expr, sympy.Le) and expr.lhs == 0:
-        sym = expr.rhs
-    else:
-        return False
-    return sym.is_Symbol and env.is_unbacked(sym) and env.range_of(sym).is_unbounded()
+    sym = _nonneg_side(expr)
+    return sym is not None and sym.is_Symbol and env.is_unbacked(sym) and env.range_of(sym).is_unbounded()
 
 
 def check(env: RefEnv, rel: Node) -> None:
@@ -227,3 +219,12 @@ def check(env: RefEnv, rel: Node) -> None:
     for s in expr.free_symbols:  # a check that showed s >= 0 makes s size-like
         if env.is_unbacked(s) and env.range_of(s).lo >= 0:
             env.size_like.add(s)
+
+
+def _nonneg_side(expr: sympy.Basic) -> sympy.Basic | None:
+    """x for a relational `x >= 0` or `0 <= x`, else None."""
+    if isinstance(expr, sympy.Ge) and expr.rhs == 0:
+        return expr.lhs
+    if isinstance(expr, sympy.Le) and expr.lhs == 0:
+        return expr.rhs
+    return None
