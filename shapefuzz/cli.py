@@ -5,9 +5,7 @@ them down (STYLE 8). Exit codes: 0 no finding / replay as recorded, 1 findings /
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import click
@@ -163,5 +161,3 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
 
-
-_ = (subprocess, time)

@@ -6,7 +6,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, register
-from shapefuzz.ops.layout import pick_tensor_dim, tup
+from shapefuzz.ops.layout import pick_tensor_dim
 from shapefuzz.program import ProgramError, VType
 
 __all__: list[str] = []
@@ -142,5 +142,3 @@ def _exactly(parts, n_out: int | None) -> tuple:
                          if len(parts) < n_out else f"too many values to unpack (expected {n_out})")
     return parts
 
-
-_ = tup  # re-exported helper used by sibling modules

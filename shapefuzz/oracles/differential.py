@@ -47,10 +47,7 @@ def config_kind(name: str) -> str:
 
 def _diff(base: Observation, obs: Observation, aggressive: bool) -> str | None:
     if base.outcome.kind != obs.outcome.kind:
-        if aggressive and base.outcome.kind == "dde" and obs.outcome.kind == "ok":
-            pass
-        else:
-            return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
+        return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
     for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
         if (a.answer, a.how) == (b.answer, b.how):
             continue
