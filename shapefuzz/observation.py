@@ -113,6 +113,7 @@ class Observation:
     artifact: RunResult | None = None  # the traced artifact on the original inputs
     replays: tuple[ReplayRecord, ...] = ()
     qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
+    echoes: tuple = ()  # question programs: shapefuzz.metamorphic.Echo of each variant run
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
 

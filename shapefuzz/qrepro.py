@@ -20,6 +20,7 @@ import torch.fx.experimental._config as fxx
 se = None
 wrong = []
 claims = []  # (question, answer) for every answer that is not an undecided fallback
+answers = []  # (answer, is_claim) per question, in order (metamorphic checks compare runs)
 leaves = []  # the SymInt (or int) made for each backed/unbacked value, in order
 
 
@@ -46,6 +47,7 @@ def claim(k, cond, got, fallback, want):
     expr = cond.node.expr if isinstance(cond, torch.SymBool) else cond
     static = se._maybe_evaluate_static(expr) if isinstance(cond, torch.SymBool) else cond
     decided = static is not None
+    answers.append((got, got != fallback or decided))
     if got != fallback or decided:
         claims.append((k, got))
     if got != want and (got != fallback or (decided and bool(static) != want)):
@@ -87,7 +89,11 @@ _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_o
 
 
 def question_repro_source(p: QProgram, header: str, config_lines: str = "", config: str = "default",
-                          alt_values: tuple[int, ...] | None = None) -> str:
+                          alt_values: tuple[int, ...] | None = None, metamorphic: str = "") -> str:
+    """metamorphic: "" (check claims against the truth), "fresh" (run twice in fresh envs and
+    compare) or "redundant" (compare with a statically_known_true before every question)."""
+    if metamorphic:
+        return _metamorphic_source(p, header, config_lines, metamorphic)
     p.validate()
     t = truth(p)
     if config == "default":
@@ -145,3 +151,36 @@ def question_repro_source(p: QProgram, header: str, config_lines: str = "", conf
               "    print('OK: every claim matches the concrete answers' if not wrong else '')",
               "    sys.exit(1 if wrong else 0)", ""]
     return "\n".join(lines)
+
+
+def _metamorphic_source(p: QProgram, header: str, config_lines: str, kind: str) -> str:
+    from shapefuzz.metamorphic import ask_map, redundant
+
+    second = p if kind == "fresh" else redundant(p)
+    one = question_repro_source(p, header, config_lines)
+    two = question_repro_source(second, "", "")
+    body = lambda src: src[src.index("def main(cfg=None):"):src.index("\n\nif __name__")]  # noqa: E731
+    mapping = list(range(len(p.asks()))) if kind == "fresh" else ask_map(p)
+    return (one[:one.index("def main(cfg=None):")] + body(one) + "\n\n"
+            + body(two).replace("def main(cfg=None):", "def main2(cfg=None):") + f"""
+
+
+if __name__ == '__main__':
+    for run in (main, main2):
+        try:
+            run()
+        except Exception as e:
+            answers.append(("raised", type(e).__name__))
+        answers.append("|")
+    cut = answers.index("|")
+    first, second = answers[:cut], answers[cut + 1:-1]
+    mapping = {mapping!r}
+    for k, j in enumerate(mapping):
+        a = first[k] if k < len(first) else None
+        b = second[j] if j < len(second) else None
+        if a != b and not (a and b and a[0] != "raised" and b[0] != "raised" and not (a[1] and b[1])):
+            print(f"BUG: question {{k}}: {{a}} on the first run, {{b}} on the {kind} run")
+            sys.exit(1)
+    print("OK: the {kind} run answers alike")
+    sys.exit(0)
+""")

@@ -225,7 +225,8 @@ def _question_repro(case: Case, torch_version: str) -> str:
                      if k.isidentifier() and isinstance(v, (bool, int, float)))
     if config:
         config = "import torch.fx.experimental._config\n" + config
-    return question_repro_source(case.program, head, config, f.config, case.alt_values)
+    meta = f.kind if f.oracle == "metamorphic" else ""
+    return question_repro_source(case.program, head, config, f.config, case.alt_values, meta)
 
 
 def _safe(s: str) -> str:

@@ -40,7 +40,23 @@ def run_job(job: Job) -> Observation:
     program = load_program(json.loads(job.program_json))
     variants = [tuple(_input_from_json(k, s) for k, s in enumerate(v))
                 for v in json.loads(job.variants_json)]
-    return get_system(job.system).observe(program, job.config, variants)
+    system = get_system(job.system)
+    obs = system.observe(program, job.config, variants)
+    if program.kind == "questions" and job.config == "default":
+        obs = _with_echoes(system, program, obs)
+    return obs
+
+
+def _with_echoes(system, program, obs):
+    """Metamorphic runs (shapefuzz.metamorphic): the same program again in a fresh env (with
+    this process's global caches now warm), and with a redundant question before each one."""
+    from dataclasses import replace
+
+    from shapefuzz.metamorphic import echo_of, redundant
+
+    fresh = system.observe(program, "default", [])
+    again = system.observe(redundant(program), "default", [])
+    return replace(obs, echoes=(echo_of("fresh", fresh), echo_of("redundant", again)))
 
 
 def load_program(obj):

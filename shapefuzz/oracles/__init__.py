@@ -2,11 +2,12 @@
 
 from shapefuzz.oracles.agreement import compare_runs, eager_agreement
 from shapefuzz.oracles.differential import config_differential, system_differential
+from shapefuzz.oracles.metamorphic import metamorphic
 from shapefuzz.oracles.replay import replay_agreement
 from shapefuzz.oracles.truth import truth_agreement
 
 __all__ = ["eager_agreement", "replay_agreement", "compare_runs", "truth_agreement",
-           "config_differential", "system_differential", "check_all"]
+           "config_differential", "system_differential", "metamorphic", "check_all"]
 
 
 def check_all(program, eager, observations):
@@ -16,6 +17,7 @@ def check_all(program, eager, observations):
     if getattr(program, "kind", "tensors") == "questions":
         for obs in observations:
             out += truth_agreement(program, obs)
+            out += metamorphic(program, obs)
     else:
         undefined = _undefined_outputs(program)
         for obs in observations:

@@ -152,3 +152,57 @@ def test_replay_under_other_values():
     assert not d.accepted and "duck" in d.why
     vs = qvariants(P, 5)
     assert len(vs) == len(set(vs)) == 5 and all(len(v) == 2 for v in vs)
+
+
+def test_metamorphic_oracle():
+    from dataclasses import replace
+
+    from shapefuzz.metamorphic import Echo, ask_map, redundant
+    from shapefuzz.oracles import metamorphic
+
+    r = redundant(P)
+    assert [i.args[0] for i in r.instrs if i.op == "ask"] == ["statically_known_true", "guard_or_false"]
+    assert ask_map(P) == [1]
+    base = obs("True", "static")
+    same = Echo("fresh", "ok", (("True", "static"),), ("6", "3", "9"))
+    red = Echo("redundant", "ok", (("False", "fallback"), ("True", "static")), ("6", "3", "9"))
+    assert metamorphic(P, replace(base, echoes=(same, red))) == []
+    # a warm global cache changes an answer in a fresh env
+    stale = Echo("fresh", "ok", (("False", "static"),), ("6", "3", "9"))
+    (f,) = metamorphic(P, replace(base, echoes=(stale, red)))
+    assert f.oracle == "metamorphic" and f.kind == "fresh"
+    # a redundant question changes a claim into another claim
+    flip = Echo("redundant", "ok", (("False", "fallback"), ("False", "static")), ("6", "3", "9"))
+    (g,) = metamorphic(P, replace(base, echoes=(same, flip)))
+    assert g.kind == "redundant"
+    # ... but a claim becoming its fallback is allowed
+    fb = Echo("redundant", "ok", (("False", "fallback"), ("False", "fallback")), ("6", "3", "9"))
+    assert metamorphic(P, replace(base, echoes=(same, fb))) == []
+
+
+def test_metamorphic_runs_are_attached_for_default_config():
+    from shapefuzz.workers import Job, run_job
+
+    o = run_job(Job(P.dumps(), "ref", "default", "[]"))
+    assert [e.label for e in o.echoes] == ["fresh", "redundant"]
+    assert run_job(Job(P.dumps(), "ref", "all-off", "[]")).echoes == ()
+
+
+@pytest.mark.parametrize("kind", ["fresh", "redundant"])
+def test_metamorphic_repro_passes_and_fails(kind, tmp_path):
+    import subprocess
+    import sys
+
+    from shapefuzz.qrepro import question_repro_source
+
+    p = QProgram(P.instrs[:4] + (QInstr("ask", ("bool", ">", Ref(0), 2)),))
+    src = question_repro_source(p, '"""metamorphic repro"""', "", "default", None, kind)
+    path = tmp_path / "repro.py"
+    path.write_text(src)
+    ok = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # plant a difference in the second run: its bool answer is negated
+    head, tail = src.split("def main2(", 1)
+    path.write_text(head + "def main2(" + tail.replace("bool(c)", "not bool(c)", 1))
+    bad = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert bad.returncode == 1 and "BUG" in bad.stdout, bad.stdout + bad.stderr

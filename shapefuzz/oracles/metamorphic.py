@@ -1,0 +1,48 @@
+"""Oracle 8, metamorphic, for question programs: a fresh replay of the same program gives the
+same observation (outcome, answers and how, values); with a redundant statically_known_true
+before every question, each original question keeps its outcome class and its answer, except
+that a claim may become its fallback (a fallback is always allowed)."""
+
+from __future__ import annotations
+
+from shapefuzz.findings import Finding
+from shapefuzz.metamorphic import ask_map, echo_of
+from shapefuzz.observation import Observation
+from shapefuzz.oracles.agreement import signature
+
+__all__ = ["metamorphic"]
+
+ORACLE = "metamorphic"
+
+
+def metamorphic(program, obs: Observation) -> list[Finding]:
+    if obs.outcome.kind in ("crash", "timeout") or not obs.echoes:
+        return []
+    base = echo_of("base", obs)
+    for e in obs.echoes:
+        why = _fresh_diff(base, e) if e.label == "fresh" else _redundant_diff(program, base, e)
+        if why:
+            return [Finding(ORACLE, "medium", obs.system, obs.config, e.label,
+                            f"{obs.system}: answers change under a {e.label} replay", why,
+                            signature(ORACLE, e.label, obs))]
+    return []
+
+
+def _fresh_diff(base, e) -> str:
+    if (base.outcome, base.answers, base.out_eval) != (e.outcome, e.answers, e.out_eval):
+        return (f"first run: {base.outcome} {list(base.answers)} {list(base.out_eval)}\n"
+                f"fresh env, same process: {e.outcome} {list(e.answers)} {list(e.out_eval)}")
+    return ""
+
+
+def _redundant_diff(program, base, e) -> str:
+    if base.outcome != e.outcome:
+        return f"outcome {base.outcome}, with redundant questions {e.outcome}"
+    m = ask_map(program)
+    for k, (a, how) in enumerate(base.answers):
+        if m[k] >= len(e.answers):
+            break
+        b, how_b = e.answers[m[k]]
+        if a != b and "fallback" not in (how, how_b):
+            return f"question {k}: {a} ({how}); after a redundant statically_known_true: {b} ({how_b})"
+    return ""
