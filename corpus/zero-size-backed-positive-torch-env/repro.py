@@ -16,6 +16,7 @@ import torch.fx.experimental._config as fxx
 se = None
 wrong = []
 claims = []  # (question, answer) for every answer that is not an undecided fallback
+answers = []  # (answer, is_claim) per question, in order (metamorphic checks compare runs)
 leaves = []  # the SymInt (or int) made for each backed/unbacked value, in order
 
 
@@ -42,6 +43,7 @@ def claim(k, cond, got, fallback, want):
     expr = cond.node.expr if isinstance(cond, torch.SymBool) else cond
     static = se._maybe_evaluate_static(expr) if isinstance(cond, torch.SymBool) else cond
     decided = static is not None
+    answers.append((got, got != fallback or decided))
     if got != fallback or decided:
         claims.append((k, got))
     if got != want and (got != fallback or (decided and bool(static) != want)):
