@@ -11,7 +11,7 @@ import math
 
 from shapefuzz.interp import TORCH_DTYPES
 from shapefuzz.ops import get_op
-from shapefuzz.ops.branch import Branch
+from shapefuzz.ops.branch import PATTERNS, Branch
 from shapefuzz.program import InputSpec, Program, ProgramError, Ref
 
 __all__ = ["program_to_python", "function_source", "inputs_source", "render_arg"]
@@ -49,8 +49,6 @@ def function_source(program: Program, name: str = "f", forced_general=frozenset(
         if isinstance(op, Branch):
             if pos in forced_general:
                 mode, pat, *ops = args
-                from shapefuzz.ops.branch import PATTERNS
-
                 stmt = f"{lhs} = {PATTERNS[pat].general(ops, True)}  # fallback arm, as traced"
             else:
                 stmt = op.statement(lhs, args)

@@ -51,7 +51,7 @@ def evaluate(program: Program, targets: tuple[tuple[str, str], ...], run_many, n
         eager, rest = obs[0], tuple(obs[1:])
     return Evaluation(program, eager, rest, tuple(check_all(program, eager, rest)))
 
-    
+
 def is_valid(ev: Evaluation) -> bool:
     """Eager ran the tensor program without error / every check of a question program holds."""
     if ev.eager is not None:

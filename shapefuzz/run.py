@@ -51,9 +51,13 @@ def _observation_of(bug: FoundBug):
 def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     f = bug.finding
     obs = _observation_of(bug)
-    replay = obs.replays[f.replay_index].inputs if obs is not None and f.replay_index >= 0 else None
+    replay, alt = None, None
+    if obs is not None and f.replay_index >= 0:  # the replay input / other values that show it
+        if bug.program.kind == "questions":
+            alt = obs.qreplays[f.replay_index].values
+        else:
+            replay = obs.replays[f.replay_index].inputs
     forced = tuple(obs.fallback_branches) if obs is not None else ()
-    alt = _unsound_values(f, obs)
     case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version(),
                 fallback_branches=forced, alt_values=alt)
     log = "\n".join([f"{f.summary}", "", f.detail, "", "program:", bug.program.pretty(), "",
@@ -61,16 +65,6 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
                      f" shrunk: {bug.shrunk}", "",
                      "observation:", repr(obs)[:20000]])
     return case, repro_source(case), log
-
-
-def _unsound_values(f, obs):
-    """For an unsound-* truth finding: the accepted other values it was shown with."""
-    if obs is None or not f.kind.startswith("unsound"):
-        return None
-    import re
-
-    m = re.search(r"with values \[([-0-9, ]*)\]", f.detail)
-    return tuple(int(x) for x in m.group(1).split(",")) if m else None
 
 
 def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:

@@ -39,8 +39,7 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], str] = {
 def config_kind(name: str) -> str:
     if name.startswith("agfs="):
         return "aggressive"
-    if name in ("default", "all-off", "all-slow", "all-on", "stack-traces-off") or name.startswith(
-            ("off:", "slow:", "only:")):
+    if name in ("default", "all-off", "all-slow", "stack-traces-off") or name.startswith(("off:", "slow:")):
         return "preserving"
     return "settings"  # changes what may be assumed (0/1 specialization, duck sizing ...)
 
@@ -98,8 +97,6 @@ def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation]) ->
     """The single optimizations whose revert ("off:X" / "slow:X") alone makes the system agree
     with its baseline: whichever path of X (fast or slow) is wrong, only the configs that share
     the baseline's choice for X agree with it."""
-    if obs.config.startswith("only:"):
-        return obs.config.split(":", 1)[1]
     fixes = [name.split(":", 1)[1] for name, o in sorted(cfgs.items())
              if name.startswith(("off:", "slow:")) and _diff(base, o, False) is None]
     return "+".join(fixes)
@@ -112,8 +109,8 @@ def system_differential(observations: list[Observation]) -> list[Finding]:
             ref.outcome.kind, te.outcome.kind):
         return []
     why = None
-    if (ref.outcome.kind, te.outcome.kind) == ("ok", "dde"):
-        return []  # KNOWN_DIFFERENCES[("ref", "torch-env", "ok-vs-dde")]
+    if ("ref", "torch-env", f"{ref.outcome.kind}-vs-{te.outcome.kind}") in KNOWN_DIFFERENCES:
+        return []
     if ref.outcome.kind != te.outcome.kind:
         why = f"outcome: ref {ref.outcome.short()}; torch-env {te.outcome.short()}"
     else:

@@ -59,7 +59,7 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
     if obs.outcome.kind != "ok":
         return []
     asks = program.asks()
-    for r in obs.qreplays:
+    for i, r in enumerate(obs.qreplays):
         if not r.accepted:
             continue
         p2 = with_values(program, r.values)
@@ -72,12 +72,12 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
                 return [_f(obs, "unsound-guards", f"question {k}: {mode}({d.expr}) was answered {d.answer} "
                            f"({d.how}); with values {list(r.values)} every guard and assert holds "
                            f"but the concrete answer is {t2.answers[k]}\nguards: {list(obs.guards)}"
-                           f"\nasserts: {list(obs.asserts)}", d.expr, mode)]
+                           f"\nasserts: {list(obs.asserts)}", d.expr, mode, i)]
         for k, (got, expr) in enumerate(zip(r.out_eval, obs.out_exprs)):
             if got and got != str(t2.values[k]):
                 return [_f(obs, "unsound-value-expr", f"value v{k} = {expr} evaluates to {got} with values "
                            f"{list(r.values)} (guards and asserts hold); concretely {t2.values[k]}",
-                           expr, "value")]
+                           expr, "value", i)]
     return []
 
 
@@ -91,7 +91,8 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
     return []
 
 
-def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str) -> Finding:
+def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1) -> Finding:
+    """`replay`: index into obs.qreplays of the values that show an unsound claim."""
     return Finding(ORACLE, "critical", obs.system, obs.config, kind,
                    f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
-                   signature(ORACLE, kind, obs, mode))
+                   signature(ORACLE, kind, obs, mode), replay)

@@ -134,7 +134,7 @@ def test_replay_under_other_values():
     # v1 = 1 (asserts hold: 1 >= 0) the claim is false -> unsound.
     o = replace(obs("True", "static"), qreplays=(QReplay((6, 1), True, ("6", "1", "7")),))
     (f,) = truth_agreement(P, o)
-    assert f.kind == "unsound-guards" and "[6, 1]" in f.detail
+    assert f.kind == "unsound-guards" and "[6, 1]" in f.detail and f.replay_index == 0
     # rejected assignments are not compared
     o = replace(obs("True", "static"), qreplays=(QReplay((6, 1), False, ("6", "1", "7")),))
     assert truth_agreement(P, o) == []
