@@ -114,6 +114,7 @@ class Observation:
     replays: tuple[ReplayRecord, ...] = ()
     qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
     echoes: tuple = ()  # question programs: shapefuzz.metamorphic.Echo of each variant run
+    calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
 
