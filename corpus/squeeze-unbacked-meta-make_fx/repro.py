@@ -2,7 +2,7 @@
 
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
 system make_fx, config default; found with torch 2.13.0+cpu.
-signature: eager-agreement:symbolic-shape:make_fx:default:tensor
+signature: eager-agreement:symbolic-shape:make_fx:default:[U, C]:tensor
 Exits 1 while the bug is there, 0 once it is fixed.
 """
 import sys

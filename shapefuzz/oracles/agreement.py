@@ -14,8 +14,14 @@ __all__ = ["eager_agreement", "compare_runs", "signature"]
 ORACLE = "eager-agreement"
 
 
-def signature(oracle: str, kind: str, obs: Observation, *extra: str) -> str:
-    return ":".join((oracle, kind, obs.system, obs.config) + tuple(e for e in extra if e))
+def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str = "",
+              systems: tuple[str, ...] = (), config: str = "") -> str:
+    """The key of a Signature (shapefuzz/signature.py, Note [signature]); `expr` is the
+    expression involved, `systems`/`config` override the observation's (differentials)."""
+    from shapefuzz.signature import make_signature
+
+    return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
+                          expr=expr).key()
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
@@ -85,6 +91,6 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
                     ORACLE, "critical", obs.system, obs.config, "symbolic-shape",
                     f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
                     f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
-                    signature(ORACLE, "symbolic-shape", obs, v.kind)))
+                    signature(ORACLE, "symbolic-shape", obs, v.kind, expr=expr)))
                 break
     return out

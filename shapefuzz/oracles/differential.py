@@ -89,7 +89,7 @@ def config_differential(observations: list[Observation]) -> list[Finding]:
                 f"{system}: config {name} disagrees with {base.config}"
                 + (f" (guilty toggle: {guilty})" if guilty else ""),
                 why + (f"\nblame: {guilty}" if guilty else "\nblame: unknown (run with --config all)"),
-                ":".join(("config-differential", "config-mismatch", system, guilty or name))))
+                signature("config-differential", "config-mismatch", obs, config=guilty or name)))
     return out
 
 
@@ -127,4 +127,4 @@ def system_differential(observations: list[Observation]) -> list[Finding]:
     sig_extra = f"{ref.outcome.kind}-vs-{te.outcome.kind}" if kind == "outcome" else ""
     return [Finding("system-differential", "high", "torch-env", "default", kind,
                     f"ref and torch-env disagree ({kind})", why,
-                    signature("system-differential", kind, te, sig_extra))]
+                    signature("system-differential", kind, te, sig_extra, systems=("ref", "torch-env")))]

@@ -95,4 +95,5 @@ def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: i
     """`replay`: index into obs.qreplays of the values that show an unsound claim."""
     return Finding(ORACLE, "critical", obs.system, obs.config, kind,
                    f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
-                   signature(ORACLE, kind, obs, mode), replay)
+                   signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "", expr=expr),
+                   replay)  # the mode only matters when the fallback is wrong (Note [signature])

@@ -1,0 +1,100 @@
+"""Finding signatures: the dedupe key of a finding (STYLE 5), a frozen value.
+
+Note [signature]: a signature names a bug, not a program. It holds what stays the same when the
+same bug is met again in another program, run or seed, and what tells two bugs apart:
+
+- the oracle and the systems it compared;
+- the config delta: the config name, or for a config differential the guilty toggle when the
+  single-toggle configs name it (blame), so "agfs=2" and "all-on" failing for one toggle merge;
+- the symptom: the finding's kind (wrong-static, trace-error, wrong-shape ...);
+- where: the exception type and top torch frame, the output kind, or the question mode when the
+  mode itself is the symptom (a wrong fallback);
+- the shape of the expression involved, normalized: symbols renamed by kind (B backed, U unbacked),
+  every constant (integers and True/False) abstracted to C, relations folded into two families
+  (Eq for == / !=, Cmp for orderings), and subterms nested deeper than three levels elided. So
+  `Ne(s75**2, 0)` and `Eq(s3**2, 7)` share a shape, and an answer torch's sympy had already
+  simplified to a constant (say, a size-0 backed symbol assumed positive) shows as `C` whatever
+  the question was.
+
+Messages, symbol numbers, constants and program text never enter a signature: they change from
+run to run. The key string is `oracle:symptom:systems:config[:shape][:where...]`; findings
+without an expression keep the key they had before shapes were added (known_issues.json relies
+on that)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Signature", "make_signature", "expr_shape", "MAX_DEPTH"]
+
+#: subterms nested deeper than this are elided ("…"): the outer structure names the bug, inner
+#: detail is mostly the program's
+MAX_DEPTH = 3
+
+_TOKEN = re.compile(r"\s+|[A-Za-z_][A-Za-z_0-9]*|\d+(?:\.\d+)?|\*\*|//|==|!=|<=|>=|[^\sA-Za-z_0-9]")
+_RELATIONS = {"Eq": "Eq", "Ne": "Eq", "==": "Eq", "!=": "Eq", "Lt": "Cmp", "Le": "Cmp", "Gt": "Cmp",
+              "Ge": "Cmp", "StrictLessThan": "Cmp", "StrictGreaterThan": "Cmp", "LessThan": "Cmp",
+              "GreaterThan": "Cmp", "<": "Cmp", "<=": "Cmp", ">": "Cmp", ">=": "Cmp"}
+_CONSTANTS = {"True", "False", "true", "false", "oo", "zoo", "nan", "int_oo", "inf"}
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Signature:
+    oracle: str
+    symptom: str  # the finding's kind
+    systems: tuple[str, ...]
+    config: str  # config name, or the guilty toggle of a config differential
+    shape: str = ""  # normalized expression shape, "" when no expression is involved
+    where: tuple[str, ...] = ()  # exception type and torch frame / output kind / mode
+
+    def key(self) -> str:
+        parts = (self.oracle, self.symptom, "+".join(self.systems), self.config, self.shape,
+                 *self.where)
+        return ":".join(p for p in parts if p)
+
+    def __str__(self) -> str:
+        return self.key()
+
+
+def make_signature(oracle: str, symptom: str, systems: tuple[str, ...] | str, config: str,
+                   *where: str, expr: str = "") -> Signature:
+    systems = (systems,) if isinstance(systems, str) else tuple(systems)
+    return Signature(oracle, symptom, systems, config, expr_shape(expr) if expr else "",
+                     tuple(w for w in where if w))
+
+
+def expr_shape(text: str, max_depth: int = MAX_DEPTH) -> str:
+    """The normalized shape of a sympy expression as text (see Note [signature]). Token based:
+    the text is never evaluated, so a hostile case file cannot run code through it."""
+    out: list[str] = []
+    depth = 0
+    for tok in _TOKEN.findall(str(text)[:4000]):
+        if tok.isspace():
+            continue
+        if tok in ")]":
+            depth -= 1
+        if depth >= max_depth:  # inside an elided subterm: one "…" for all of it
+            if out[-1:] != ["…"]:
+                out.append("…")
+        else:
+            out.append(_norm(tok))
+        if tok in "([":
+            depth += 1
+    return _join(out)
+
+
+def _norm(tok: str) -> str:
+    kind = {"s": "B", "u": "U", "v": "V"}.get(tok[:1]) if tok[1:].isdigit() else None
+    if kind:  # torch's backed s<N> / unbacked u<N>, question-program values v<N>
+        return kind
+    if tok[:1].isdigit() or tok in _CONSTANTS:
+        return "C"
+    return _RELATIONS.get(tok, tok)
+
+
+def _join(toks: list[str]) -> str:
+    s = " ".join(t for k, t in enumerate(toks) if not (t == "…" and k and toks[k - 1] == "…"))
+    s = re.sub(r"([\w…]) \(", r"\1(", s)  # f (x) -> f(x)
+    s = re.sub(r"([(\[]) ", r"\1", s)
+    return re.sub(r" ([)\],])", r"\1", s)

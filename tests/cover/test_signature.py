@@ -1,0 +1,124 @@
+"""Signatures (shapefuzz/signature.py, Note [signature]): the same bug met in other programs gives
+the same signature; different bugs give different ones. Real findings: torch 2.13's size-0
+backed "positive=True" bug through many different questions, the corpus's cases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.evaluate import evaluate
+from shapefuzz.known import load_known
+from shapefuzz.program import Ref
+from shapefuzz.questions import QInstr, QProgram
+from shapefuzz.signature import Signature, expr_shape, make_signature
+from shapefuzz.workers import run_job
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+
+
+def _local(jobs):
+    return [run_job(j) for j in jobs]
+
+
+# ---- expression shapes ------------------------------------------------------------------------
+@pytest.mark.parametrize("a,b", [
+    ("Ne(s75**2, 0)", "Eq(s3**2, 7)"),  # symbol numbers, constants and ==/!= do not matter
+    ("s57 + s75 > 5", "s1 + s2 <= 0"),  # nor which ordering
+    ("True", "False"),  # folded to a constant before torch saw it
+    ("[u0, 1]", "[u7, 4]"),
+    ("Max(1, Min(s0, FloorDiv(u3 + 2*s1, 4)))", "Max(2, Min(s9, FloorDiv(u0, 7)))"),  # deep detail elided
+])
+def test_same_shape(a, b):
+    assert expr_shape(a) == expr_shape(b)
+
+
+@pytest.mark.parametrize("a,b", [
+    ("Eq(s0, 2)", "Eq(u0, 2)"),  # backed vs unbacked
+    ("Eq(s0, 2)", "s0 >= 2"),  # equality vs ordering
+    ("Eq(Mod(u0, 3), 1)", "Eq(FloorDiv(u0, 3), 1)"),
+    ("[u0, 1]", "[u0]"),
+    ("True", "Eq(s0, 0)"),
+])
+def test_different_shape(a, b):
+    assert expr_shape(a) != expr_shape(b)
+
+
+def test_shape_examples_and_hostile_text():
+    assert expr_shape("Eq(Mod(u0, 3), 1)") == "Eq(Mod(U, C), C)"
+    assert expr_shape("((s75//2)) >= 2") == "((B // C)) Cmp C"
+    assert expr_shape("[u0, 1]") == "[U, C]"
+    # text is tokenized, never evaluated
+    assert expr_shape("__import__('os').system('echo hi')") .startswith("__import__")
+    assert expr_shape(")(((" + "(" * 10000)  # unbalanced or huge input: no error
+    assert len(expr_shape("s0 + " * 10000)) < 10000
+
+
+def test_signature_is_a_frozen_value_with_a_stable_key():
+    s = make_signature("truth", "wrong-static", "torch-env", "no-specialize-zero-one", expr="Ne(s3, 0)")
+    assert s == Signature("truth", "wrong-static", ("torch-env",), "no-specialize-zero-one", "Eq(B, C)")
+    assert s.key() == "truth:wrong-static:torch-env:no-specialize-zero-one:Eq(B, C)"
+    with pytest.raises(AttributeError):
+        s.oracle = "x"  # type: ignore[misc]
+    # without an expression, the key is the one known_issues.json has always used
+    t = make_signature("eager-agreement", "trace-error", "make_fx", "default", "AssertionError",
+                       "fx/experimental/symbolic_shapes.py:_canonicalize_bool_expr_impl")
+    assert t.key() in load_known()
+    assert make_signature("system-differential", "outcome", ("ref", "torch-env"), "default",
+                          "ok-vs-dde").key() == "system-differential:outcome:ref+torch-env:default:ok-vs-dde"
+
+
+# ---- the same real bug through different questions --------------------------------------------
+def _zero_size_program(mode: str, cmp: str, rhs: int, square: bool) -> QProgram:
+    """v0 = backed(0) (a size-0 dim), maybe v1 = v0 * v0, then one question about it."""
+    instrs = [QInstr("backed", (0,))] + ([QInstr("binop", ("*", Ref(0), Ref(0)))] if square else [])
+    return QProgram(tuple(instrs + [QInstr("ask", (mode, cmp, Ref(len(instrs) - 1), rhs))]))
+
+
+ZERO_SIZE = [("bool", "!=", 0, True), ("guard_or_false", ">=", 1, False),
+             ("guard_or_true", "==", 0, False), ("statically_known_true", "==", 0, False),
+             ("bool", "<", 1, True), ("guard_or_false", "!=", 0, False)]
+
+
+@pytest.mark.parametrize("config", ["no-specialize-zero-one", "backed-size-oblivious"])
+def test_size0_positive_bug_has_one_signature_through_every_question(config):
+    sigs = set()
+    for q in ZERO_SIZE:
+        ev = evaluate(_zero_size_program(*q), (("torch-env", config),), _local)
+        wrong = [f for f in ev.findings if f.oracle == "truth"]
+        assert wrong, f"torch 2.13 answers {q} right for a size-0 backed symbol under {config}"
+        sigs |= {f.signature for f in wrong}
+    assert sigs == {f"truth:wrong-static:torch-env:{config}:C"}, sigs
+    assert sigs <= set(load_known())  # and it is the known upstream issue
+
+
+def test_size0_bug_is_not_found_under_default_config():
+    for q in ZERO_SIZE:
+        ev = evaluate(_zero_size_program(*q), (("torch-env", "default"),), _local)
+        assert not [f for f in ev.findings if f.oracle == "truth"], q
+
+
+def test_corpus_bugs_have_distinct_signatures_and_the_known_ones_are_known():
+    cases = [json.loads(p.read_text()) for p in sorted(CORPUS.rglob("case.json"))]
+    sigs = [c["finding"]["signature"] for c in cases]
+    assert len(sigs) >= 6 and len(set(sigs)) == len(sigs), sigs
+    known = load_known()
+    for c in cases:
+        if c["status"] == "known-upstream":
+            assert c["finding"]["signature"] in known, c["finding"]["signature"]
+
+
+def test_same_torch_bug_in_another_program_has_the_same_signature():
+    """corpus/pending-unbacked-narrow-make_fx on other input sizes: the same signature
+    (tests/test_corpus.py replays the original)."""
+    from shapefuzz.corpus import load_case
+
+    case = load_case(CORPUS / "pending-unbacked-narrow-make_fx")
+    prog = json.loads(case.program.dumps())
+    prog["inputs"][0]["shape"] = [3, 0]
+    other = case.program.from_json(prog)
+    sigs = {f.signature for p in (case.program, other)
+            for f in evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings}
+    assert sigs == {case.finding.signature}
