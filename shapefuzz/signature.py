@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Signature", "make_signature", "expr_shape", "MAX_DEPTH"]
+__all__ = ["MAX_DEPTH", "Signature", "expr_shape", "make_signature"]
 
 #: subterms nested deeper than this are elided ("…"): the outer structure names the bug, inner
 #: detail is mostly the program's
