@@ -5,6 +5,19 @@ typing rule (`out_types`), its eager semantics (`eager`), the torch source it st
 (`source`, used by repro.py) and its generation rule (`generate`). Adding an op touches one
 place. `eager` and `source` must mean the same thing: tests/cover/test_codegen.py runs the
 generated source and the interpreter on the same programs and compares.
+
+Note [symbolic shape rules]: `symbolic(args, n_out, s)` is the op's shape rule for the reference
+ShapeEnv (`ref`), written next to its eager rule. `args` are the eager arguments with every
+tensor replaced by a SymTensor (`.shape`: a tuple of SymInts, `.dtype`, `.rank`) and every SymInt
+value by a reference SymInt (literals stay as they are); it returns one SymTensor or SymInt per
+output. `s` is shapefuzz.systems.ref.shapes.Shapes: SymInts do + - * // % and comparisons, and a
+comparison is asked the way torch's meta function asks it: `bool(c)` / `s.expect(c)` (guard, or a
+data-dependent error when unbacked), `s.guard_or_false(c)`, `s.guard_or_true(c)`,
+`s.statically_known_true(c)`, `s.check(c, msg)` (torch._check: a deferred runtime assert);
+`s.unbacked(lo, hi, size_like)` makes a data-dependent size, `s.int_of(x)` specializes,
+`s.fail(msg)` raises the op's error. Mirror the questions torch's meta function asks (they decide
+where a trace guards or raises a data-dependent error), but keep the rule short. An op without
+the method makes `ref` skip the program (outcome ok, "NoShapeRule"), never a finding.
 """
 
 from __future__ import annotations
@@ -36,6 +49,10 @@ class Op:
         raise NotImplementedError
 
     def source(self, args: tuple) -> str:
+        raise NotImplementedError
+
+    def symbolic(self, args: tuple, n_out: int, s: Any) -> tuple:
+        """The symbolic shape rule (Note [symbolic shape rules])."""
         raise NotImplementedError
 
     def generate(self, ctx: Any, draw: Any) -> None:

@@ -15,8 +15,8 @@ import hypothesis.strategies as st
 import torch
 from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, statically_known_true
 
-from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
-from shapefuzz.ops.scalar import COMPARE, NEGATE
+from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, get_op, register
+from shapefuzz.ops.scalar import COMPARE, NEGATE, sym_compare
 from shapefuzz.program import SYMINT, ProgramError
 
 __all__ = ["Branch", "MODES", "PATTERNS"]
@@ -53,6 +53,9 @@ class MaxPattern(_IntPattern):
     def general(self, o, src=False):
         return f"torch.sym_max({o[0]}, {o[1]})" if src else torch.sym_max(o[0], o[1])
 
+    def sym_general(self, o, s):
+        return s.max(o[0], o[1])
+
 
 class MinPattern(_IntPattern):
     name = "min"
@@ -65,6 +68,9 @@ class MinPattern(_IntPattern):
 
     def general(self, o, src=False):
         return f"torch.sym_min({o[0]}, {o[1]})" if src else torch.sym_min(o[0], o[1])
+
+    def sym_general(self, o, s):
+        return s.min(o[0], o[1])
 
 
 class EqPattern(_IntPattern):
@@ -79,6 +85,9 @@ class EqPattern(_IntPattern):
     def general(self, o, src=False):
         return o[1]
 
+    def sym_general(self, o, s):
+        return s.sym(o[1])
+
 
 class FloorDivPattern(_IntPattern):
     name = "floordiv_small"
@@ -91,6 +100,9 @@ class FloorDivPattern(_IntPattern):
 
     def general(self, o, src=False):
         return f"{o[0]} // {o[1]}" if src else o[0] // o[1]
+
+    def sym_general(self, o, s):
+        return s.sym(o[0]) // o[1]
 
 
 class _TensorDimPattern(Pattern):
@@ -118,6 +130,9 @@ class SliceAllPattern(_TensorDimPattern):
             return f"{x}[{':, ' * int(d)}:{n}]"
         return x[(slice(None),) * d + (slice(None, n),)]
 
+    def sym_general(self, o, s):
+        return get_op("slice").symbolic((o[0], o[1], None, o[2]), 1, s)[0]
+
 
 class NarrowFullPattern(_TensorDimPattern):
     name = "narrow_full"
@@ -131,6 +146,9 @@ class NarrowFullPattern(_TensorDimPattern):
     def general(self, o, src=False):
         x, d, n = o
         return f"{x}.narrow({d}, 0, {n})" if src else x.narrow(d, 0, n)
+
+    def sym_general(self, o, s):
+        return get_op("narrow").symbolic((o[0], o[1], 0, o[2]), 1, s)[0]
 
 
 class CatEmptyPattern(Pattern):
@@ -149,6 +167,9 @@ class CatEmptyPattern(Pattern):
     def general(self, o, src=False):
         x, y, d = o
         return f"torch.cat([{x}, {y}], {d})" if src else torch.cat([x, y], d)
+
+    def sym_general(self, o, s):
+        return get_op("cat").symbolic(((o[0], o[1]), o[2]), 1, s)[0]
 
 
 PATTERNS = {p.name: p for p in (MaxPattern(), MinPattern(), EqPattern(), FloorDivPattern(),
@@ -199,6 +220,27 @@ class Branch(Op):
 
     def eager(self, args, n_out):
         return self.arm(args, self.decide(args))
+
+    # -- symbolic (Note [symbolic shape rules]): the reference decides, then runs the arm --------
+    def symbolic_decide(self, args, s) -> tuple[bool, bool]:
+        """(fast, fell_back): which arm, and whether that was the mode's fallback."""
+        mode, pat, *ops = args
+        lhs, cmp, rhs = PATTERNS[pat].cond(ops)
+        if mode == "if":
+            return s.expect(sym_compare(s, cmp, lhs, rhs)), False
+        if mode == "guard_or_true":
+            fast = not s.guard_or_true(sym_compare(s, NEGATE[cmp], lhs, rhs))
+        elif mode == "guard_or_false":
+            fast = s.guard_or_false(sym_compare(s, cmp, lhs, rhs))
+        else:
+            fast = s.statically_known_true(sym_compare(s, cmp, lhs, rhs))
+        return fast, s.decisions[-1][2] == "fallback"
+
+    def symbolic_arm(self, args, fast: bool, s) -> tuple:
+        _, pat, *ops = args
+        p = PATTERNS[pat]
+        out = p.fast(ops) if fast else p.sym_general(ops, s)
+        return (out if hasattr(out, "shape") else s.sym(out),)
 
     def statement(self, lhs: str, args) -> str:
         mode, pat, *ops = args

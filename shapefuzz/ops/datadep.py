@@ -7,6 +7,7 @@ import torch
 
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, register
 from shapefuzz.ops.layout import pick_tensor_dim
+from shapefuzz.ops.pointwise import broadcast_shapes
 from shapefuzz.ops.scalar import COMPARE
 from shapefuzz.program import ProgramError, VType
 
@@ -28,6 +29,10 @@ class Nonzero(Op):
 
     def source(self, args):
         return f"torch.nonzero({args[0]})"
+
+    def symbolic(self, args, n_out, s):
+        (m,) = args
+        return (s.tensor((_data_dependent_count(s, m, nonzero=True), m.rank), "int"),)
 
     def generate(self, ctx, draw):
         m = ctx.pick_tensor(draw, dtypes=("bool",), min_rank=1)
@@ -59,8 +64,24 @@ class Mask(Op):
     def source(self, args):
         return f"({args[0]} {args[1]} {args[2]})"
 
+    def symbolic(self, args, n_out, s):
+        return (s.tensor(args[0].shape, "bool"),)
+
     def generate(self, ctx, draw):
         _emit_mask(ctx, draw)
+
+
+def _data_dependent_count(s, t, nonzero: bool = False):
+    """The number of selected elements (torch's fake nonzero / masked_select): an unbacked,
+    size-like SymInt in [0, upper bound of numel]; a statically empty nonzero gives 0."""
+    numel = s.numel(t)
+    n = s.static(numel)
+    if nonzero and n == 0:
+        return 0
+    hi = n if n is not None else s.env.bound(s.expr(numel)).hi
+    if not nonzero and hi <= 2:  # masked_select only uses a bound above 2
+        hi = float("inf")
+    return s.unbacked(0, hi, size_like=True)
 
 
 def _emit_mask(ctx, draw):
@@ -86,6 +107,11 @@ class MaskedSelect(Op):
 
     def source(self, args):
         return f"torch.masked_select({args[0]}, {args[1]})"
+
+    def symbolic(self, args, n_out, s):
+        x, m = args
+        shape = broadcast_shapes(s, x.shape, m.shape)
+        return (s.tensor((_data_dependent_count(s, s.tensor(shape, "bool")),), x.dtype),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw)
@@ -120,6 +146,13 @@ class IndexSelect(Op):
 
     def source(self, args):
         return f"{args[0]}.index_select({args[1]}, {args[2]})"
+
+    def symbolic(self, args, n_out, s):
+        x, d, idx = args
+        if idx.rank > 1:
+            s.fail("index_select(): Index is supposed to be a vector", "IndexError")
+        n = s.numel(idx)
+        return (s.tensor(x.shape[:d] + (n,) + x.shape[d + 1:], x.dtype),)
 
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw)

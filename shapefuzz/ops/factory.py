@@ -28,6 +28,12 @@ class Arange(Op):
     def source(self, args):
         return f"torch.arange({args[0]})"
 
+    def symbolic(self, args, n_out, s):
+        # torch._refs.arange(0, end, 1) with integer arguments
+        end = s.sym(args[0])
+        s.check(end >= 0, "upper bound and lower bound inconsistent with step sign")
+        return (s.tensor(((end - 0 + 1 - 1) // 1,), "int"),)
+
     def generate(self, ctx, draw):
         ctx.emit(self.name, (ctx.pick_int(draw, 0, ctx.settings.max_size, prefer_sym=True),))
 
@@ -46,6 +52,11 @@ class _Fill(Op):
 
     def source(self, args):
         return f"torch.{self.fn}{tup(args[0])}"
+
+    def symbolic(self, args, n_out, s):
+        for n in args[0]:  # check_size_nonnegative
+            s.check(s.sym(n) >= 0, f"Trying to create tensor with negative dimension {n}")
+        return (s.tensor(args[0], "float"),)
 
     def generate(self, ctx, draw):
         rank = draw(st.integers(1, ctx.settings.max_rank))

@@ -11,7 +11,7 @@ import torch
 from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, register
 from shapefuzz.program import ProgramError, VType
 
-__all__ = ["tup", "pick_tensor_dim"]
+__all__ = ["infer_size", "pick_tensor_dim", "tup"]
 
 
 def tup(xs) -> str:
@@ -39,6 +39,66 @@ def pick_tensor_dim(ctx, draw, pred=None, **kw):
     return (x, draw(st.sampled_from(dims))) if dims else (None, None)
 
 
+def infer_size(s, shape, numel) -> tuple:
+    """torch._prims_common.infer_size: the -1 dim is numel // (product of the others)."""
+    dim, newsize = None, s.sym(1)
+    for i, d in enumerate(shape):
+        if s.guard_or_false(s.sym(d) == -1):
+            if dim is not None:
+                s.fail("only one dimension can be inferred")
+            dim = i
+        else:
+            s.check(s.sym(d) >= 0, f"invalid shape dimension {d}")
+            newsize = newsize * d
+    if dim is None:
+        s.check(numel == newsize, f"shape is invalid for input of size {s.expr(numel)}")
+        return tuple(shape)
+    s.check(newsize != 0, f"shape is invalid for input of size {s.expr(numel)}")
+    s.check(numel % newsize == 0, f"shape is invalid for input of size {s.expr(numel)}")
+    out = list(shape)
+    out[dim] = numel // newsize
+    s.check(out[dim] >= 0)
+    return tuple(out)
+
+
+def _slice_index(s, size, index):
+    """fake_impls._compute_slice_index: a start/end clamped into [0, size], or None when the
+    env cannot tell which case applies."""
+    if s.guard_or_false(index >= 0) and s.guard_or_false(index <= size):
+        return index
+    if s.guard_or_false(index < 0) and s.guard_or_false(index >= -size):
+        return index + size
+    if s.guard_or_false(index < -size):
+        return s.sym(0)
+    if s.guard_or_false(index > size):
+        return size
+    if s.guard_or_false(index >= 0):
+        return s.min(index, size)
+    if s.guard_or_false(index < 0):
+        return s.max(index + size, 0)
+    return None
+
+
+def _sliced(s, x, d, start, end):
+    """fake_impls.slice_forward (step 1): the size is end - start when that is known to be
+    >= 0, 0 when known <= 0, else max(end - start, 0); a fresh unbacked size in [0, n] when an
+    index cannot be resolved."""
+    n = x.shape[d]
+    lo = s.sym(0) if start is None else _slice_index(s, n, s.sym(start))
+    hi = n if end is None else _slice_index(s, n, s.sym(end))
+    if lo is None or hi is None:
+        size = s.unbacked()
+        s.check(size >= 0)
+        s.check(size <= n)
+    elif s.guard_or_false(hi >= lo):
+        size = hi - lo
+    elif s.guard_or_false(lo >= hi):
+        size = s.sym(0)
+    else:
+        size = s.max(hi - lo, 0)
+    return s.tensor(x.shape[:d] + (size,) + x.shape[d + 1:], x.dtype)
+
+
 class _Reshape(Op):
     family = "reshape"
     method = "reshape"
@@ -55,6 +115,10 @@ class _Reshape(Op):
 
     def source(self, args):
         return f"{args[0]}.{self.method}{tup(args[1])}"
+
+    def symbolic(self, args, n_out, s):
+        x, shape = args
+        return (s.tensor(infer_size(s, shape, s.numel(x)), x.dtype),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, pred=lambda t: self.method != "view" or t.is_contiguous())
@@ -114,6 +178,9 @@ class Flip(Op):
     def source(self, args):
         return f"torch.flip({args[0]}, {tup(args[1])})"
 
+    def symbolic(self, args, n_out, s):
+        return (args[0],)  # prims.rev: same sizes, no question
+
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, min_rank=1)
         if x is not None:
@@ -142,6 +209,18 @@ class Narrow(Op):
     def source(self, args):
         return f"{args[0]}.narrow({args[1]}, {args[2]}, {args[3]})"
 
+    def symbolic(self, args, n_out, s):
+        # aten::narrow (C++), then slice from start to start + length
+        x, d, start, length = args
+        n, start, length = x.shape[d], s.sym(start), s.sym(length)
+        s.check(length >= 0, "narrow(): length must be non-negative.")
+        s.check(-n <= start, f"start out of range (expected to be in range of [-{n}, {n}])")
+        s.check(start <= n, f"start out of range (expected to be in range of [-{n}, {n}])")
+        if s.guard_or_false(start < 0):
+            start = start + n
+        s.check(start <= n - length, "start + length exceeds dimension size")
+        return (_sliced(s, x, d, start, start + length),)
+
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw)
         if x is None:
@@ -169,6 +248,17 @@ class Select(Op):
 
     def source(self, args):
         return f"{args[0]}.select({args[1]}, {args[2]})"
+
+    def symbolic(self, args, n_out, s):
+        # torch._subclasses.fake_impls.meta_select
+        x, d, i = args
+        n, i = x.shape[d], s.sym(i)
+        if s.guard_or_false(i >= n) or s.guard_or_false(i < -n):
+            s.fail(f"select(): index {s.expr(i)} out of range for tensor of size {n} at "
+                   f"dimension {d}", "IndexError")
+        if not s.guard_or_false(i >= 0):
+            s.guard_or_false(i < 0)  # which storage offset: asked, it changes no size
+        return (s.tensor(x.shape[:d] + x.shape[d + 1:], x.dtype),)
 
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw, pred=lambda n: n > 0)
@@ -203,6 +293,10 @@ class Slice(Op):
         hi = "" if end == "None" else end
         return f"{x}[{':, ' * int(d)}{lo}:{hi}]"
 
+    def symbolic(self, args, n_out, s):
+        x, d, start, end = args
+        return (_sliced(s, x, d, start, end),)
+
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw)
         if x is None:
@@ -231,6 +325,26 @@ class Expand(Op):
 
     def source(self, args):
         return f"{args[0]}.expand{tup(args[1])}"
+
+    def symbolic(self, args, n_out, s):
+        # inferExpandGeometry: -1 keeps a size, a size-1 dim broadcasts, others must match
+        x, sizes = args
+        offset = len(sizes) - x.rank
+        out = []
+        for i, size in enumerate(sizes):
+            have = x.shape[i - offset] if i >= offset else None
+            if s.static(size) == -1:
+                if have is None:
+                    s.fail(f"The expanded size of the tensor (-1) isn't allowed in a leading, "
+                           f"non-existing dimension {i}")
+                out.append(have)
+                continue
+            s.check(s.sym(size) >= 0, f"expand: the size {size} must be non-negative")
+            if have is not None and not s.guard_or_false(have == 1):
+                s.check(have == size, f"The expanded size of the tensor ({size}) must match "
+                        f"the existing size ({have}) at non-singleton dimension {i}")
+            out.append(size)
+        return (s.tensor(out, x.dtype),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, max_rank=ctx.settings.max_rank - 1)
@@ -262,6 +376,12 @@ class Squeeze(Op):
     def source(self, args):
         return f"{args[0]}.squeeze({args[1]})"
 
+    def symbolic(self, args, n_out, s):
+        x, d = args
+        if s.guard_or_false(x.shape[d] == 1):  # a size not known to be 1 stays (no guard)
+            return (s.tensor(x.shape[:d] + x.shape[d + 1:], x.dtype),)
+        return (x,)
+
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw, pred=lambda n: n == 1)
         if x is not None:
@@ -284,6 +404,10 @@ class Unsqueeze(Op):
     def source(self, args):
         return f"{args[0]}.unsqueeze({args[1]})"
 
+    def symbolic(self, args, n_out, s):
+        x, d = args
+        return (s.tensor(x.shape[:d] + (1,) + x.shape[d:], x.dtype),)
+
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, max_rank=ctx.settings.max_rank - 1)
         if x is not None:
@@ -305,6 +429,10 @@ class Permute(Op):
 
     def source(self, args):
         return f"{args[0]}.permute{tup(args[1])}"
+
+    def symbolic(self, args, n_out, s):
+        x, perm = args
+        return (s.tensor(tuple(x.shape[p] for p in perm), x.dtype),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, min_rank=2)
@@ -330,6 +458,12 @@ class Transpose(Op):
     def source(self, args):
         return f"{args[0]}.transpose({args[1]}, {args[2]})"
 
+    def symbolic(self, args, n_out, s):
+        x, a, b = args
+        shape = list(x.shape)
+        shape[a], shape[b] = shape[b], shape[a]
+        return (s.tensor(shape, x.dtype),)
+
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, min_rank=2)
         if x is not None:
@@ -354,6 +488,14 @@ class Repeat(Op):
 
     def source(self, args):
         return f"{args[0]}.repeat{tup(args[1])}"
+
+    def symbolic(self, args, n_out, s):
+        # meta_repeat
+        x, reps = args
+        for i, r in enumerate(reps):
+            s.check(s.sym(r) >= 0, f"Repeats cannot be negative, found {r} at index {i}")
+        padded = (1,) * (len(reps) - x.rank) + tuple(x.shape)
+        return (s.tensor([s.sym(n) * r for n, r in zip(padded, reps)], x.dtype),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, pred=lambda t: t.numel() <= 16)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import torch
 
-from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, register
+from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, get_op, register
 from shapefuzz.ops.layout import pick_tensor_dim
 from shapefuzz.program import ProgramError, VType
 
-__all__: list[str] = []
+__all__ = ["split_by", "split_with_sizes"]
 
 
 @register
@@ -31,6 +31,31 @@ class Cat(Op):
 
     def source(self, args):
         return f"torch.cat([{', '.join(args[0])}], {args[1]})"
+
+    def symbolic(self, args, n_out, s):
+        # torch._refs.cat: 1-D inputs known to be empty are dropped (legacy), the others must
+        # agree on every dim but the cat dim (prims.cat checks it), which adds up
+        xs, d = args
+        rank = max(x.rank for x in xs)
+        kept = []
+        for k, x in enumerate(xs):
+            if x.rank != rank:
+                if not s.guard_or_false(x.shape[0] == 0):
+                    s.fail(f"Number of dimensions of tensors must match.  Expected {rank}-D "
+                           f"tensors, but got 1-D for tensor number {k} in the list")
+            elif not (x.rank == 1 and s.guard_or_false(x.shape[0] == 0)):
+                kept.append(x)
+        if not kept:
+            return (s.tensor((0,), xs[0].dtype),)
+        first = kept[0]
+        total = first.shape[d]
+        for x in kept[1:]:
+            for j in range(rank):
+                if j != d:
+                    s.check(x.shape[j] == first.shape[j], f"Sizes of tensors must match except "
+                            f"in dimension {d}")
+            total = total + x.shape[d]
+        return (s.tensor(first.shape[:d] + (total,) + first.shape[d + 1:], first.dtype),)
 
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw)
@@ -71,6 +96,12 @@ class Split(Op):
         x, spec, d = args
         return f"torch.split({x}, {('[' + ', '.join(spec) + ']') if isinstance(spec, tuple) else spec}, {d})"
 
+    def symbolic(self, args, n_out, s):
+        x, spec, d = args
+        if isinstance(spec, tuple):
+            return split_with_sizes(s, x, spec, d)
+        return split_by(s, x, s.sym(spec), d)
+
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw, pred=lambda n: n <= 8)
         if x is None:
@@ -105,6 +136,17 @@ class Chunk(Op):
     def source(self, args):
         return f"torch.chunk({args[0]}, {args[1]}, {args[2]})"
 
+    def symbolic(self, args, n_out, s):
+        # aten::chunk (C++): pieces of ceil(n / chunks), through split
+        x, chunks, d = args
+        n = x.shape[d]
+        size = (n + chunks - 1) // chunks
+        if bool(size == 0) and bool(n == 0):
+            sizes = [size] * chunks
+            sizes[-1] = size - (size * chunks - n)
+            return split_with_sizes(s, x, sizes, d)
+        return split_by(s, x, size, d)
+
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw)
         if x is not None:
@@ -128,10 +170,45 @@ class Unbind(Op):
     def source(self, args):
         return f"torch.unbind({args[0]}, {args[1]})"
 
+    def symbolic(self, args, n_out, s):
+        # aten::unbind (C++): one select per index, so the size is specialized (int())
+        x, d = args
+        select = get_op("select")
+        return tuple(select.symbolic((x, d, i), 1, s)[0] for i in range(s.int_of(x.shape[d])))
+
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw, pred=lambda n: 1 <= n <= 4)
         if x is not None:
             ctx.emit(self.name, (x, d), n_out=None)
+
+
+def split_by(s, x, k, d) -> tuple:
+    """aten::split (C++): ceil(n / k) pieces (int(): a guard, or a data-dependent error for an
+    unbacked size), each a narrow of x."""
+    n = x.shape[d]
+    if not bool(k >= 0):
+        s.fail(f"split expects split_size be non-negative, but got split_size={s.expr(k)}")
+    if not (bool(k > 0) or bool(n == 0)):
+        s.fail("split_size can only be 0 if dimension size is 0")
+    num = max(s.int_of((n + k - 1) // k), 1) if bool(k != 0) else 1
+    last = k - (k * num - n)
+    narrow = get_op("narrow")
+    return tuple(narrow.symbolic((x, d, k * i, k if i < num - 1 else last), 1, s)[0]
+                 for i in range(num))
+
+
+def split_with_sizes(s, x, sizes, d) -> tuple:
+    """aten::split_with_sizes (C++): a narrow per size; the sizes must add up to the dim."""
+    narrow = get_op("narrow")
+    start, out = s.sym(0), []
+    for length in sizes:
+        s.check(s.sym(length) >= 0, "split_with_sizes expects split_sizes have only "
+                "non-negative entries")
+        out.append(narrow.symbolic((x, d, start, length), 1, s)[0])
+        start = start + length
+    s.check(start == x.shape[d], "split_with_sizes expects split_sizes to sum exactly to "
+            f"{s.expr(x.shape[d])}")
+    return tuple(out)
 
 
 def _exactly(parts, n_out: int | None) -> tuple:

@@ -9,7 +9,26 @@ from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, reg
 from shapefuzz.ops.layout import pick_tensor_dim
 from shapefuzz.program import ProgramError, VType
 
-__all__: list[str] = []
+__all__ = ["broadcast_shapes"]
+
+
+def broadcast_shapes(s, *shapes) -> tuple:
+    """torch._refs._broadcast_shapes: equal sizes stay, a size known to be 1 broadcasts, and
+    when that is undecided the non-broadcast path is taken with a runtime check of equality."""
+    common = [1] * max(len(sh) for sh in shapes)
+    for shape in shapes:
+        for idx in range(-1, -1 - len(shape), -1):
+            n = shape[idx]
+            if s.guard_or_false(s.sym(n) == common[idx]):
+                continue
+            if s.guard_or_false(s.sym(common[idx]) == 1):
+                if bool(s.sym(n) < 0):
+                    s.fail("Attempting to broadcast a dimension with negative length!", "ValueError")
+                common[idx] = n
+            if s.guard_or_false(s.sym(n) == 1):
+                continue
+            s.check(s.sym(common[idx]) == n, f"Attempting to broadcast a dimension of length {n}")
+    return tuple(common)
 
 
 class _Reduce(Op):
@@ -31,6 +50,12 @@ class _Reduce(Op):
 
     def source(self, args):
         return f"{args[0]}.{self.name}({args[1]}, keepdim={args[2]})"
+
+    def symbolic(self, args, n_out, s):
+        x, d, keep = args
+        dtype = "int" if x.dtype == "bool" else x.dtype
+        shape = x.shape[:d] + ((1,) if keep else ()) + x.shape[d + 1:]
+        return (s.tensor(shape, dtype),)
 
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw, dtypes=self.dtypes)
@@ -63,6 +88,11 @@ class _Arith(Op):
 
     def source(self, args):
         return f"torch.{self.name}({args[0]}, {args[1]})"
+
+    def symbolic(self, args, n_out, s):
+        a, b = args
+        dtype = "float" if "float" in (a.dtype, b.dtype) else "int"
+        return (s.tensor(broadcast_shapes(s, a.shape, b.shape), dtype),)
 
     def generate(self, ctx, draw):
         a = ctx.pick_tensor(draw, dtypes=("float", "int"))
@@ -112,6 +142,10 @@ class Cast(Op):
 
     def source(self, args):
         return f"{args[0]}{CASTS[args[1]][1]}"
+
+    def symbolic(self, args, n_out, s):
+        x, dt = args
+        return (s.tensor(x.shape, dt),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw)

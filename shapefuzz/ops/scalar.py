@@ -11,7 +11,7 @@ import torch
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
 from shapefuzz.program import SYMINT, ProgramError
 
-__all__ = ["BINOPS", "COMPARE"]
+__all__ = ["BINOPS", "COMPARE", "NEGATE", "sym_compare"]
 
 # name -> (eager function, source template)
 BINOPS = {
@@ -28,6 +28,11 @@ COMPARE = {
     ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
 }
 NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+
+
+def sym_compare(s, cmp, a, b):
+    """`a cmp b` as a SymBool of the reference (the literal side made a SymInt)."""
+    return COMPARE[cmp](s.sym(a), b)
 
 
 @register
@@ -47,6 +52,10 @@ class Size(Op):
 
     def source(self, args):
         return f"{args[0]}.shape[{args[1]}]"
+
+    def symbolic(self, args, n_out, s):
+        x, d = args
+        return (x.shape[d],)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, min_rank=1)
@@ -70,6 +79,9 @@ class Numel(Op):
 
     def source(self, args):
         return f"{args[0]}.numel()"
+
+    def symbolic(self, args, n_out, s):
+        return (s.numel(args[0]),)
 
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, min_rank=1)
@@ -105,6 +117,16 @@ class Item(Op):
     def source(self, args):
         return ITEM_MODES[args[1]].format(x=args[0])
 
+    def symbolic(self, args, n_out, s):
+        x, mode = args
+        if mode == "first":  # x.reshape(-1)[0]: select() rejects an index it knows is out of range
+            n = s.numel(x)
+            if s.guard_or_false(n <= 0):
+                s.fail(f"index 0 is out of bounds for dimension 0 with size {s.static(n)}",
+                       "IndexError")
+        # local_scalar_dense: a fresh unbacked SymInt, nothing known about its value
+        return (s.unbacked(),)
+
     def generate(self, ctx, draw):
         mode = draw(st.sampled_from(sorted(ITEM_MODES)))
         dtypes = ("int", "bool") if mode == "sum" else ("int",)
@@ -133,6 +155,10 @@ class BinOp(Op):
     def source(self, args):
         op, a, b = args
         return BINOPS[op][1].format(a=a, b=b)
+
+    def symbolic(self, args, n_out, s):
+        op, a, b = args
+        return (s.binop(op, a, b),)
 
     def generate(self, ctx, draw):
         a = ctx.pick_sym(draw)
@@ -173,6 +199,11 @@ class Check(Op):
         cmp, a, b = args
         return f"torch._check({a} {cmp} {b})"
 
+    def symbolic(self, args, n_out, s):
+        cmp, a, b = args
+        s.check(sym_compare(s, cmp, a, b))
+        return ()
+
     def generate(self, ctx, draw):
         a = ctx.pick_sym(draw, prefer_unbacked=True)
         if a is None:
@@ -204,6 +235,10 @@ class CheckIsSize(Op):
 
     def source(self, args):
         return f"torch._check_is_size({args[0]})"
+
+    def symbolic(self, args, n_out, s):
+        s.check(s.sym(args[0]) >= 0)  # _check(a >= 0); the env then treats a as size-like
+        return ()
 
     def generate(self, ctx, draw):
         a = ctx.pick_sym(draw, prefer_unbacked=True, pred=lambda v: v >= 0)

@@ -1,5 +1,6 @@
-"""`ref`: the reference ShapeEnv as a shape system. It runs question programs and reports what it
-decided as an Observation (shapefuzz.observation); tensor programs come later."""
+"""`ref`: the reference ShapeEnv as a shape system. It runs question programs and tensor programs
+(through each op's symbolic shape rule, shapefuzz/systems/ref/tensors.py) and reports what it
+decided as an Observation (shapefuzz.observation)."""
 
 from __future__ import annotations
 
@@ -23,14 +24,15 @@ class RefSystem:
     name = "ref"
 
     def observe(self, program, config: str, variants=()) -> Observation:
-        """`variants` (fresh inputs for replays) do not apply to question programs."""
-        if not isinstance(program, QProgram):
-            return Observation(self.name, config,
-                               Outcome("error", "Unsupported", "ref runs question programs only"))
+        """`variants` (fresh inputs for replays) are not used: the reference has no artifact."""
         settings = settings_for(config)  # an unknown name is a usage error: raise
         t0 = time.perf_counter()
-        trace = run(program, settings)
-        obs = observation(self.name, config, program, trace)
+        if isinstance(program, QProgram):
+            obs = observation(self.name, config, program, run(program, settings))
+        else:  # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
+            from shapefuzz.systems.ref.tensors import observe_tensors
+
+            obs = observe_tensors(self.name, config, program, settings)
         return _with_elapsed(obs, time.perf_counter() - t0)
 
 
