@@ -1,4 +1,8 @@
-"""`export` system: torch.export (non-strict) with Dim.DYNAMIC on dynamic dims.
+"""`export` system: torch.export with Dim.DYNAMIC on dynamic dims (config "default",
+non-strict); "strict" traces with Dynamo; "dim-auto" declares Dim.AUTO; "named-dims" a named
+Dim per dim with min 2 and a max above the traced size (replays outside [min, max] are rejected
+by ep.module(), as torch does); every torch_toggles config (ShapeEnv optimizations and settings)
+applies to the default export.
 
 torch 2.13's export has no way to declare an *input* dim unbacked (mark_unbacked is ignored
 next to dynamic_shapes), so unbacked input dims are exported as Dim.DYNAMIC; unbacked symbols
@@ -10,9 +14,28 @@ import torch
 from torch.export import Dim, export
 
 from shapefuzz import interp
+from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
+from shapefuzz.systems.torch_toggles import applied
 from shapefuzz.systems.traced import Trace, observe_trace
 
-__all__ = ["ExportSystem"]
+__all__ = ["EXPORT_CONFIGS", "ExportSystem", "export_config_names"]
+
+#: config -> (strict, dim kind); torch_toggles configs use the default export
+EXPORT_CONFIGS = {"default": (False, "dynamic"), "strict": (True, "dynamic"),
+                  "dim-auto": (False, "auto"), "named-dims": (False, "named"),
+                  "strict+named-dims": (True, "named")}
+
+
+def export_config_names() -> tuple[str, ...]:
+    return tuple(EXPORT_CONFIGS) + tuple(c for c in TOGGLE_CONFIGS if c != "default")
+
+
+def _dim(kind: str, i: int, d: int, n: int):
+    if kind == "auto":
+        return Dim.AUTO
+    if kind == "named":
+        return Dim(f"x{i}_{d}", min=2, max=max(4 * n, 16))
+    return Dim.DYNAMIC
 
 
 class _Program(torch.nn.Module):
@@ -40,16 +63,27 @@ class ExportSystem:
     name = "export"
 
     def observe(self, program, config: str, variants):
-        return observe_trace(self.name, config, program, variants, lambda hook: self._trace(program, hook))
+        strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
+        with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True):
+            obs = observe_trace(self.name, config, program, variants,
+                                lambda hook: self._trace(program, hook, strict, kind))
+        return _with_branch_references(program, obs) if strict else obs
 
-    def _trace(self, program, on_branch) -> Trace:
+    def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic") -> Trace:
         real = interp.make_inputs(program.inputs)
         # A size-0/1 example is 0/1-specialized by export: declaring it Dim.DYNAMIC is a user
         # error, so such dims are left static, as a user would have to.
-        specs = tuple({d: Dim.DYNAMIC for d, (kind, n) in enumerate(zip(s.dims, s.shape))
-                       if kind != "static" and n >= 2} or None for s in program.inputs)
-        ep = export(_Program(interp.program_fn(program, on_branch=on_branch)), tuple(real),
-                    dynamic_shapes=(specs,), strict=False)
+        specs = tuple({d: _dim(kind, i, d, n) for d, (k, n) in enumerate(zip(s.dims, s.shape))
+                       if k != "static" and n >= 2} or None for i, s in enumerate(program.inputs))
+        fn = interp.program_fn(program, on_branch=on_branch)
+        if strict:  # Dynamo traces Python source; the interpreter's registry would graph-break
+            from shapefuzz.systems.compile import program_function
+
+            fn = program_function(program)
+        try:
+            ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict)
+        except Exception as e:  # noqa: BLE001 (classified by observe_trace)
+            raise _unwrapped(e) from None
         phs = [n for n in ep.graph.nodes if n.op == "placeholder"]
         fakes = [n.meta["val"] for n in phs]
         se = fakes[0].fake_mode.shape_env if fakes and hasattr(fakes[0], "fake_mode") else None
@@ -60,3 +94,35 @@ class ExportSystem:
         # the lower bound 2 that tracing assumed for a dynamic dim (0/1 specialization): such an
         # input is outside the program's range constraints, and so outside its contract.
         return Trace(se, mod, fakes, out_vals, lambda r: within_ranges(ep, fakes, r), lambda r: mod(*r))
+
+
+def _unwrapped(e: Exception) -> Exception:
+    """Strict export wraps a DDE in a UserError (not a subclass); the DDE is what happened."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    x, seen = e, set()
+    while x is not None and id(x) not in seen:
+        seen.add(id(x))
+        if isinstance(x, GuardOnDataDependentSymNode):
+            return x
+        x = x.__cause__ or x.__context__
+    return e
+
+
+def _with_branch_references(program, obs):
+    """Dynamo traces the generated source, so which arm each guard_or_* branch took is not
+    heard by the interpreter's hook: the reference is eager with whichever subset of those
+    branches forced to the general arm agrees (compile.reference_for), per run."""
+    from dataclasses import replace
+
+    from shapefuzz.oracles import _undefined_outputs
+    from shapefuzz.systems.compile import reference_for
+
+    if obs.outcome.kind != "ok" or obs.artifact is None:
+        return obs
+    und = _undefined_outputs(program)
+    replays = tuple(r if r.artifact is None or not r.accepted else
+                    replace(r, reference=reference_for(program, r.inputs, r.artifact, und))
+                    for r in obs.replays)
+    return replace(obs, reference=reference_for(program, program.inputs, obs.artifact, und),
+                   replays=replays)

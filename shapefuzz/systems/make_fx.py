@@ -11,6 +11,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz import interp
+from shapefuzz.systems.torch_toggles import applied
 from shapefuzz.systems.traced import Trace, observe_trace
 
 __all__ = ["MakeFxSystem", "fakeify"]
@@ -55,10 +56,14 @@ def input_asserts_hold(se, fakes, real_inputs) -> tuple[bool, str]:
 
 
 class MakeFxSystem:
+    """Configs: torch's defaults, and every torch_toggles config (the ShapeEnv optimizations of
+    seed 000 switched to their slow paths, and the ShapeEnv settings)."""
+
     name = "make_fx"
 
     def observe(self, program, config: str, variants):
-        return observe_trace(self.name, config, program, variants, lambda hook: self._trace(program, hook))
+        with applied(config, force_env=True):
+            return observe_trace(self.name, config, program, variants, lambda hook: self._trace(program, hook))
 
     def _trace(self, program, on_branch) -> Trace:
         se = ShapeEnv()

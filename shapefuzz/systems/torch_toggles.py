@@ -312,12 +312,16 @@ def slow_path(name: str, counts: Counter | None = None) -> Iterator[Counter]:
 
 
 @contextlib.contextmanager
-def applied(name: str) -> Iterator[Applied]:
+def applied(name: str, force_env: bool = False) -> Iterator[Applied]:
     """Apply a named config for the duration of the block. Yields an Applied whose env_kwargs
-    the caller passes to ShapeEnv() and whose counts show which slow paths ran."""
+    the caller passes to ShapeEnv() and whose counts show which slow paths ran. With
+    `force_env`, every ShapeEnv built inside the block gets env_kwargs whatever its creator
+    passes (export and Dynamo build their own ShapeEnv)."""
     t = toggles(name)
     out = Applied(name, t, t.env_kwargs())
     with contextlib.ExitStack() as stack:
+        if force_env and out.env_kwargs:
+            stack.enter_context(_forced_env_kwargs(out.env_kwargs, out.counts))
         if t.fx_overrides():
             stack.enter_context(fxx.patch(**t.fx_overrides()))
         if t.do_not_emit_stack_traces:
@@ -325,6 +329,20 @@ def applied(name: str) -> Iterator[Applied]:
         for slow in t.slow_paths():
             stack.enter_context(SLOW_PATHS[slow][1](out.counts))
         yield out
+
+
+@contextlib.contextmanager
+def _forced_env_kwargs(kw: dict[str, Any], counts: Counter) -> Iterator[None]:
+    orig = ss.ShapeEnv.__init__
+
+    @functools.wraps(orig)
+    def init(self, *args, **kwargs):
+        counts["env-kwargs"] += 1
+        kwargs.update(kw)
+        orig(self, *args, **kwargs)
+
+    with _patched(ss.ShapeEnv, "__init__", init):
+        yield
 
 
 # ---------------------------------------------------------------------------------------------

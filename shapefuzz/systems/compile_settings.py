@@ -1,0 +1,118 @@
+"""Named configs of the `compile` system, as plain data (no torch import: the campaign process
+reads them to list configs and the recompile oracle reads them to know what a config promised).
+
+A config is one CompileSettings: how torch.compile is called (dynamic, backend, fullgraph),
+which dims get mark_dynamic / mark_static / mark_unbacked before each call, Dynamo config
+overrides, and the name of a torch_toggles config (the ShapeEnv optimizations of seed 000 and
+the ShapeEnv settings) applied around the whole call sequence."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "COMPILE_CONFIGS",
+    "MARKS",
+    "OPT_IN_CONFIGS",
+    "TOGGLE_CONFIGS",
+    "CallRecord",
+    "CompileSettings",
+    "compile_config_names",
+    "settings_of",
+]
+
+#: which dims get marked before each call: none; the program's own kinds (static ->
+#: mark_static, dynamic -> mark_dynamic, unbacked -> mark_unbacked); or every non-static dim
+#: with one kind of mark
+MARKS = ("", "program", "dynamic", "static", "unbacked")
+
+#: torch_toggles config names (kept in sync by tests/cover/test_compile_system.py)
+TOGGLE_CONFIGS = ("agfs=1", "agfs=2", "stack-traces-off", "slow:expr-cache", "slow:smart-sort",
+                  "slow:relationals", "slow:no-hint", "slow:skip-static", "slow:add-from-args",
+                  "slow:fast-eval-comparison", "all-slow", "no-specialize-zero-one",
+                  "no-duck-shape", "backed-size-oblivious", "prefer-deferred")
+
+
+@dataclass(frozen=True, slots=True)
+class CompileSettings:
+    dynamic: bool | None = None  # torch.compile(dynamic=...)
+    backend: str = "eager"  # eager | aot_eager | inductor
+    fullgraph: bool = True
+    marks: str = ""  # one of MARKS
+    dynamo: tuple[tuple[str, object], ...] = ()  # torch._dynamo.config overrides
+    toggles: str = "default"  # a torch_toggles config name
+
+    def __post_init__(self) -> None:
+        if self.marks not in MARKS:
+            raise ValueError(f"marks={self.marks!r}: expected one of {MARKS}")
+        if self.backend not in ("eager", "aot_eager", "inductor"):
+            raise ValueError(f"backend={self.backend!r}: expected eager, aot_eager or inductor")
+
+    @property
+    def automatic_dynamic(self) -> bool:
+        """Dims start static and become dynamic once they are seen to vary."""
+        d = dict(self.dynamo)
+        return (self.dynamic is None and d.get("automatic_dynamic_shapes", True)
+                and d.get("assume_static_by_default", True))
+
+
+_PREFER = (("prefer_deferred_runtime_asserts_over_guards", True),)
+
+COMPILE_CONFIGS: dict[str, CompileSettings] = {
+    "default": CompileSettings(),
+    "dynamic=True": CompileSettings(dynamic=True),
+    "dynamic=False": CompileSettings(dynamic=False),
+    "aot_eager": CompileSettings(backend="aot_eager"),
+    "aot_eager+dynamic=True": CompileSettings(dynamic=True, backend="aot_eager"),
+    "marks": CompileSettings(marks="program"),
+    "mark-dynamic": CompileSettings(marks="dynamic"),
+    "mark-static": CompileSettings(marks="static"),
+    "mark-unbacked": CompileSettings(marks="unbacked"),
+    "graph-breaks": CompileSettings(fullgraph=False),
+    "capture-scalar-outputs": CompileSettings(fullgraph=False, dynamo=(("capture_scalar_outputs", True),)),
+    "capture-dynamic-output-shape-ops": CompileSettings(
+        fullgraph=False, dynamo=(("capture_dynamic_output_shape_ops", True),)),
+    "no-assume-static": CompileSettings(dynamo=(("assume_static_by_default", False),)),
+    "no-automatic-dynamic": CompileSettings(dynamo=(("automatic_dynamic_shapes", False),)),
+    # past the limit Dynamo runs the frame eagerly; fullgraph=True would turn that into an error
+    "recompile-limit=2": CompileSettings(dynamic=False, fullgraph=False, dynamo=(("recompile_limit", 2),)),
+    **{name: CompileSettings(toggles=name, dynamo=_PREFER if name == "prefer-deferred" else ())
+       for name in TOGGLE_CONFIGS},
+}
+
+#: slower configs a campaign runs only when asked by name (--config inductor)
+OPT_IN_CONFIGS: dict[str, CompileSettings] = {
+    "inductor": CompileSettings(backend="inductor"),
+    "inductor+dynamic=True": CompileSettings(dynamic=True, backend="inductor"),
+}
+
+
+def compile_config_names() -> tuple[str, ...]:
+    return tuple(COMPILE_CONFIGS)
+
+
+def settings_of(name: str) -> CompileSettings:
+    s = COMPILE_CONFIGS.get(name) or OPT_IN_CONFIGS.get(name)
+    if s is None:
+        raise ValueError(f"unknown compile config {name!r}; known: "
+                         f"{', '.join(list(COMPILE_CONFIGS) + list(OPT_IN_CONFIGS))}")
+    return s
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call of a compiled program in its call sequence (Note [call sequence])."""
+
+    index: int
+    shapes: tuple[tuple[int, ...], ...]
+    outcome: str  # ok | rejected (runtime assert) | dde | constraint | error
+    message: str = ""
+    new_graphs: int = 0  # graphs compiled during this call (0: a cached entry was reused)
+    graphs_run: tuple[int, ...] = ()  # ids of the graphs that ran, in order
+    reuse_violation: str = ""  # a graph ran on inputs its own guards/ranges reject
+    reusable: int = -1  # compiled anyway, though graph <reusable>'s facts accept these inputs
+    reusable_why: str = ""
+    silent_specialization: str = ""  # a mark_dynamic dim pinned to a constant without an error
+    stayed_static: str = ""  # automatic dynamic: a dim seen to vary was compiled static again
+    marked_dynamic: tuple[tuple[int, int], ...] = ()  # (input, dim) marked dynamic for this call
+    guard_failures: tuple[str, ...] = ()  # Dynamo's reasons for recompiling at this call
