@@ -234,7 +234,7 @@ class Branch(Op):
             fast = s.guard_or_false(sym_compare(s, cmp, lhs, rhs))
         else:
             fast = s.statically_known_true(sym_compare(s, cmp, lhs, rhs))
-        return fast, s.decisions[-1][2] == "fallback"
+        return fast, s.last_how == "fallback"
 
     def symbolic_arm(self, args, fast: bool, s) -> tuple:
         _, pat, *ops = args

@@ -23,8 +23,8 @@ def check_all(program, eager, observations):
         for obs in observations:
             out += eager_agreement(eager, obs, undefined)
             out += replay_agreement(obs, undefined)
-    out += config_differential(list(observations))
-    out += system_differential(list(observations))
+    out += config_differential(list(observations), program)
+    out += system_differential(list(observations), eager, program)
     return out
 
 

@@ -10,7 +10,9 @@ name the guilty toggle (an opt-bisect over single toggles).
 
 System differential: `ref` vs `torch-env` on the same question program: the same outcome class,
 the same answers to the questions both answered with a claim, and value expressions that agree
-numerically. Understood, systematic differences are listed once in KNOWN_DIFFERENCES."""
+numerically; `ref` vs `make_fx` and `export` on the same tensor program (one eager runs): the same
+outcome among ok / dde and output shapes that agree numerically, each under its own binding.
+Understood, systematic differences are listed once in KNOWN_DIFFERENCES."""
 
 from __future__ import annotations
 
@@ -18,8 +20,8 @@ from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
 
-__all__ = ["config_differential", "system_differential", "config_kind", "BASELINES",
-           "KNOWN_DIFFERENCES"]
+__all__ = ["BASELINES", "KNOWN_DIFFERENCES", "TORCH_SIDES", "config_differential", "config_kind",
+           "config_mismatch", "system_differential", "system_mismatch"]
 
 #: the config every other config of a system is compared with
 BASELINES = {"ref": "all-off", "torch-env": "all-slow", "make_fx": "default", "export": "default"}
@@ -33,6 +35,12 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], str] = {
     "passes a replaced symbol's range on, treats _check(u >= 0) as size-like for size-oblivious "
     "questions and replaces equalities of any size; so where ref decides, torch may raise a DDE. "
     "Whether such a DDE is spurious is the z3 oracle's question (DESIGN oracle 7), not this one's",
+    # tensor programs
+    ("ref", "export", "constraint"): "export refuses to specialize a dim declared Dim.DYNAMIC "
+    "(outcome constraint); ref, like make_fx, has no user-declared dims, so it just guards",
+    ("ref", "export", "dde-vs-ok"): "torch 2.13 export cannot declare an unbacked input dim, so "
+    "shapefuzz exports such dims as Dim.DYNAMIC (backed); where ref (and make_fx) raise a DDE on "
+    "a question about that dim, export guards. Applies only to programs with an unbacked input dim",
 }
 
 
@@ -44,10 +52,19 @@ def config_kind(name: str) -> str:
     return "settings"  # changes what may be assumed (0/1 specialization, duck sizing ...)
 
 
-def _diff(base: Observation, obs: Observation, aggressive: bool) -> str | None:
-    if base.outcome.kind != obs.outcome.kind:
+def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
+                    diverging: bool = False) -> str | None:
+    """Why `obs` disagrees with its baseline, or None. `diverging`: the program's path depends
+    on the answers (a tensor program: a fallback may send a trace down another meta-function
+    path, which asks other questions and may end in a data-dependent error), so under an
+    aggressive level nothing after the first claim turned fallback is compared but the values."""
+    split = _first_fallback(base, obs) if aggressive and diverging else None
+    if base.outcome.kind != obs.outcome.kind and not (
+            split is not None and (base.outcome.kind, obs.outcome.kind) == ("ok", "dde")):
         return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
     for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
+        if split is not None and k >= split:
+            break
         if (a.answer, a.how) == (b.answer, b.how):
             continue
         if aggressive and b.how == "fallback":
@@ -65,8 +82,17 @@ def _diff(base: Observation, obs: Observation, aggressive: bool) -> str | None:
     return None
 
 
-def config_differential(observations: list[Observation]) -> list[Finding]:
+def _first_fallback(base: Observation, obs: Observation) -> int | None:
+    for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
+        if (a.answer, a.how) != (b.answer, b.how) and b.how == "fallback":
+            return k
+    return None
+
+
+
+def config_differential(observations: list[Observation], program=None) -> list[Finding]:
     out: list[Finding] = []
+    diverging = getattr(program, "kind", "questions") == "tensors"
     by_system: dict[str, dict[str, Observation]] = {}
     for o in observations:
         by_system.setdefault(o.system, {})[o.config] = o
@@ -78,7 +104,7 @@ def config_differential(observations: list[Observation]) -> list[Finding]:
             kind = config_kind(name)
             if obs is base or kind == "settings" or obs.outcome.kind in ("crash", "timeout"):
                 continue
-            why = _diff(base, obs, kind == "aggressive")
+            why = config_mismatch(base, obs, kind == "aggressive", diverging)
             if why is None:
                 continue
             guilty = _blame(base, obs, cfgs)
@@ -98,33 +124,92 @@ def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation]) ->
     with its baseline: whichever path of X (fast or slow) is wrong, only the configs that share
     the baseline's choice for X agree with it."""
     fixes = [name.split(":", 1)[1] for name, o in sorted(cfgs.items())
-             if name.startswith(("off:", "slow:")) and _diff(base, o, False) is None]
+             if name.startswith(("off:", "slow:")) and config_mismatch(base, o, False) is None]
     return "+".join(fixes)
 
 
-def system_differential(observations: list[Observation]) -> list[Finding]:
-    ref = next((o for o in observations if o.system == "ref" and o.config == "default"), None)
-    te = next((o for o in observations if o.system == "torch-env" and o.config == "default"), None)
-    if ref is None or te is None or "crash" in (ref.outcome.kind, te.outcome.kind) or "timeout" in (
-            ref.outcome.kind, te.outcome.kind):
+def system_differential(observations: list[Observation], eager: Observation | None = None,
+                        program=None) -> list[Finding]:
+    """`ref` (default config) against each torch system's default config on the same program:
+    torch-env for question programs, make_fx and export for tensor programs."""
+    ref = _default(observations, "ref")
+    if ref is None or ref.outcome.kind in ("crash", "timeout"):
         return []
-    why = None
-    if ("ref", "torch-env", f"{ref.outcome.kind}-vs-{te.outcome.kind}") in KNOWN_DIFFERENCES:
-        return []
+    out = []
+    for other in TORCH_SIDES:
+        obs = _default(observations, other)
+        if obs is None or obs.outcome.kind in ("crash", "timeout"):
+            continue
+        why = system_mismatch(ref, obs, eager, _has_unbacked_input(program))
+        if why is not None:
+            kind, extra, text = why
+            out.append(Finding("system-differential", "high", other, "default", kind,
+                               f"ref and {other} disagree ({kind})", text,
+                               signature("system-differential", kind, obs, extra,
+                                         systems=("ref", other))))
+    return out
+
+
+#: the torch systems `ref` is compared with
+TORCH_SIDES = ("torch-env", "make_fx", "export")
+
+
+def _default(observations: list[Observation], system: str) -> Observation | None:
+    return next((o for o in observations if o.system == system and o.config == "default"), None)
+
+
+def _has_unbacked_input(program) -> bool:
+    return any("unbacked" in spec.dims for spec in getattr(program, "inputs", ()))
+
+
+def system_mismatch(ref: Observation, other: Observation, eager: Observation | None = None,
+                    unbacked_input: bool = False) -> tuple[str, str, str] | None:
+    """(kind, signature extra, explanation) when `ref` and a torch system disagree beyond the
+    KNOWN_DIFFERENCES, else None. Also what a system-differential repro.py checks.
+    `unbacked_input`: the tensor program has an unbacked input dim."""
+    if other.system == "torch-env":
+        return _question_mismatch(ref, other)
+    return _tensor_mismatch(ref, other, eager, unbacked_input)
+
+
+def _question_mismatch(ref: Observation, te: Observation) -> tuple[str, str, str] | None:
+    pair = f"{ref.outcome.kind}-vs-{te.outcome.kind}"
+    if ("ref", "torch-env", pair) in KNOWN_DIFFERENCES:
+        return None
     if ref.outcome.kind != te.outcome.kind:
-        why = f"outcome: ref {ref.outcome.short()}; torch-env {te.outcome.short()}"
-    else:
-        for k, (a, b) in enumerate(zip(ref.decisions, te.decisions)):
-            if "fallback" not in (a.how, b.how) and a.answer != b.answer:
-                why = f"question {k}: ref {a.answer} ({a.how}, {a.expr}); torch-env {b.answer} ({b.how}, {b.expr})"
-                break
-        for k, (a, b) in enumerate(zip(ref.out_eval, te.out_eval)):
-            if why is None and a and b and a != b:
-                why = f"value {k}: ref {ref.out_exprs[k]} = {a}; torch-env {te.out_exprs[k]} = {b}"
-    if why is None:
-        return []
-    kind = "outcome" if ref.outcome.kind != te.outcome.kind else "answer"
-    sig_extra = f"{ref.outcome.kind}-vs-{te.outcome.kind}" if kind == "outcome" else ""
-    return [Finding("system-differential", "high", "torch-env", "default", kind,
-                    f"ref and torch-env disagree ({kind})", why,
-                    signature("system-differential", kind, te, sig_extra, systems=("ref", "torch-env")))]
+        return "outcome", pair, f"outcome: ref {ref.outcome.short()}; torch-env {te.outcome.short()}"
+    for k, (a, b) in enumerate(zip(ref.decisions, te.decisions)):
+        if "fallback" not in (a.how, b.how) and a.answer != b.answer:
+            return "answer", "", (f"question {k}: ref {a.answer} ({a.how}, {a.expr}); torch-env "
+                                  f"{b.answer} ({b.how}, {b.expr})")
+    return _value_mismatch(ref, te, "answer")
+
+
+def _value_mismatch(ref: Observation, other: Observation, kind: str):
+    for k, (a, b) in enumerate(zip(ref.out_eval, other.out_eval)):
+        if a and b and a != b:
+            return kind, "", (f"value {k}: ref {ref.out_exprs[k]} = {a}; {other.system} "
+                              f"{other.out_exprs[k]} = {b}")
+    return None
+
+
+def _tensor_mismatch(ref: Observation, tr: Observation, eager: Observation | None,
+                     unbacked_input: bool):
+    """Tensor programs: on a program eager runs (an invalid program may fail at trace time in one
+    system and at run time in another), the same outcome among ok / dde, and output shapes that
+    agree under each system's own binding. An error on a valid program is already the
+    eager-agreement oracle's finding for the system that raised it, so it is not repeated here."""
+    if ref.outcome.exc_type == "NoShapeRule" or (eager is not None and eager.outcome.kind != "ok"):
+        return None
+    kinds = (ref.outcome.kind, tr.outcome.kind)
+    if "error" in kinds or ("constraint" in kinds and ("ref", "export", "constraint") in KNOWN_DIFFERENCES):
+        return None
+    pair = f"{kinds[0]}-vs-{kinds[1]}"
+    if kinds[0] != kinds[1]:
+        if ("ref", tr.system, pair) in KNOWN_DIFFERENCES and (
+                tr.system != "export" or unbacked_input):
+            return None
+        return "outcome", pair, f"outcome: ref {ref.outcome.short()}; {tr.system} {tr.outcome.short()}"
+    if kinds[0] != "ok":
+        return None
+    return _value_mismatch(ref, tr, "shape")

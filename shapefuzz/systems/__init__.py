@@ -32,7 +32,7 @@ CONFIGS["ref"] = _ref_config_names()
 DEFAULT_SYSTEMS = ("make_fx", "export")
 #: which program kinds each system runs
 KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",),
-         "torch-env": ("questions",), "ref": ("questions",)}
+         "torch-env": ("questions",), "ref": ("questions", "tensors")}
 
 
 def accepts(system: str, kind: str) -> bool:

@@ -23,6 +23,7 @@ Python int as torch's `int(sym)` does (a guard that specializes; an error if unb
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import sympy
@@ -33,6 +34,9 @@ from shapefuzz.systems.ref.execute import binop, relational
 from shapefuzz.systems.ref.ranges import Interval
 
 __all__ = ["RuleError", "Shapes", "SymBool", "SymInt", "SymTensor"]
+
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
 
 
 class RuleError(Exception):
@@ -140,6 +144,7 @@ class Shapes:
     def __init__(self, env: RefEnv):
         self.env = env
         self.decisions: list[tuple[sympy.Basic, bool, str]] = []  # (expr, answer, how)
+        self.last_how = ""  # how the last question was answered (a branch's fallback or not)
 
     # ---- values ------------------------------------------------------------------------------
     def sym(self, x) -> SymInt:
@@ -203,12 +208,25 @@ class Shapes:
         return int(hint)
 
     # ---- questions ---------------------------------------------------------------------------
-    def _ask(self, mode: str, c: SymBool) -> bool:
+    def _plain(self, c) -> bool | None:
+        """c's value when both sides are plain constants: torch compares Python ints without a
+        ShapeEnv, so this is no shape question (and costs no sympy relational)."""
         if not isinstance(c, SymBool):
-            return bool(c)  # a plain bool: nothing to ask
+            return bool(c)
+        a, b = self.static(c.a), self.static(c.b)
+        if a is None or b is None:
+            return None
+        return _COMPARE[c.cmp](a, b)
+
+    def _ask(self, mode: str, c: SymBool) -> bool:
+        plain = self._plain(c)
+        if plain is not None:
+            self.last_how = "static"
+            return plain
         a, b = self.sym(c.a), self.sym(c.b)
         ans = ask(self.env, mode, relational(self.env, c.cmp, a.node, b.node))
         self.decisions.append((ans.expr, ans.value, ans.how))
+        self.last_how = ans.how
         return ans.value
 
     def expect(self, c: SymBool) -> bool:
@@ -228,8 +246,9 @@ class Shapes:
 
     def check(self, c: SymBool, msg: str = "") -> None:
         """torch._check(c, msg). A CheckFailed from the env carries msg in front."""
-        if not isinstance(c, SymBool):
-            if not c:
+        plain = self._plain(c)
+        if plain is not None:
+            if not plain:
                 raise RuleError(msg or "Expected cond to be True, but got False")
             return
         a, b = self.sym(c.a), self.sym(c.b)
