@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Finding", "SEVERITIES"]
+__all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding", "blame"]
 
 SEVERITIES = ("critical", "high", "medium", "low")
 
@@ -20,3 +20,55 @@ class Finding:
     detail: str  # what differs, as a user reads it
     signature: str  # stable across runs and seeds: the dedupe key
     replay_index: int = -1  # -1: the program's own inputs; else the index of the replay input
+
+
+# Note [blame]: one line that tells a torch developer where to look first.
+# - config differential: the guilty toggle, isolated by the single-toggle configs (an opt-bisect:
+#   the oracle puts it in the signature's config field when exactly those configs agree).
+# - a finding against torch (make_fx, export, compile, torch-env): whether `ref`, our independent
+#   reference, sides with eager / the concrete answers (torch bug) or with torch (a shared
+#   misunderstanding: look at the generator's ground truth before filing).
+TORCH_SYSTEMS = ("make_fx", "export", "compile", "torch-env")
+
+
+def blame(finding: Finding, program, ref=None, eager=None) -> str:
+    """The blame line of Note [blame], or "" when there is nothing to say. `ref` is the ref
+    observation of the same program (default config), `eager` the eager one (tensor programs)."""
+    if finding.oracle == "config-differential":
+        return _config_blame(finding)
+    if finding.system not in TORCH_SYSTEMS or ref is None:
+        return ""
+    if ref.outcome.kind != "ok":
+        return f"ref cannot tell ({ref.outcome.short()})"
+    if getattr(program, "kind", "tensors") == "questions":
+        from shapefuzz.oracles.truth import truth_agreement
+
+        wrong = [f for f in truth_agreement(program, ref) if f.kind not in ("crash", "timeout")]
+        if not wrong:
+            return "torch bug: ref agrees with the concrete answers where torch does not"
+        return ("shared misunderstanding: ref disagrees with the concrete answers too; check the "
+                "generator's ground truth (shapefuzz/questions.py) before filing")
+    return _tensor_blame(ref, eager)
+
+
+def _config_blame(f: Finding) -> str:
+    guilty = f.signature.split(":", 3)[3] if f.signature.count(":") >= 3 else ""
+    if guilty and guilty != f.config:
+        return (f"guilty toggle: {guilty} (reverting it alone makes {f.system} agree with its "
+                f"baseline; config {f.config} includes it)")
+    return "guilty toggle not isolated: no single-toggle config agrees with the baseline (run --config all)"
+
+
+def _tensor_blame(ref, eager) -> str:
+    if eager is None or eager.outcome.kind != "ok" or eager.reference is None or not eager.reference.ok:
+        return ""
+    want = [str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
+            for v in eager.reference.values]
+    got = list(ref.out_eval)
+    pairs = [(w, g) for w, g in zip(want, got) if g]
+    if not pairs:
+        return ""
+    if all(w == g for w, g in pairs):
+        return "torch bug: ref's symbolic shapes agree with eager"
+    return ("shared misunderstanding or ref bug: ref's shapes differ from eager too; check the op's "
+            "eager semantics and symbolic rule (shapefuzz/ops) before filing")

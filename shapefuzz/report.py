@@ -1,4 +1,9 @@
-"""report.json, report.md and report.html for a campaign (schema in README)."""
+"""report.json, report.md and report.html for a campaign (schema in README, "Reading a report").
+
+report.json is the source of truth: report.md and report.html are rendered from it alone, so
+`shapefuzz report DIR` can re-render them later (after a template change, or to view an old
+campaign). report.html is self-contained (no network): the plotting library's JavaScript is
+embedded once, inline (Note [self-contained html])."""
 
 from __future__ import annotations
 
@@ -9,37 +14,76 @@ from typing import Any
 
 from shapefuzz.corpus import atomic_write
 
-__all__ = ["write_report", "REPORT_SCHEMA"]
+__all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "load_report", "op_family_counts",
+           "render_html", "render_md", "rerender", "write_report"]
 
 REPORT_SCHEMA = 1
+#: keys report.md/html need; everything else is optional (older or partial reports still render)
+_REQUIRED = ("torch_version", "seed", "elapsed_s", "programs", "valid_programs", "throughput",
+             "outcomes", "findings")
+
+
+class ReportError(ValueError):
+    """A report.json is missing or malformed; the message says which and what to do."""
 
 
 def write_report(out: Path, data: dict[str, Any]) -> None:
     data = {"schema": REPORT_SCHEMA, **data}
     atomic_write(out / "report.json", json.dumps(data, indent=1, sort_keys=True))
+    _render_files(out, data)
+
+
+def _render_files(out: Path, data: dict[str, Any]) -> None:
     atomic_write(out / "report.md", render_md(data))
     atomic_write(out / "report.html", render_html(data))
 
 
+def load_report(out: Path) -> dict[str, Any]:
+    p = Path(out) / "report.json" if Path(out).is_dir() else Path(out)
+    try:
+        data = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ReportError(f"{p}: no report.json (give the --out folder of a campaign)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ReportError(f"{p}: not a readable JSON report ({type(e).__name__})") from None
+    if not isinstance(data, dict) or data.get("schema") != REPORT_SCHEMA:
+        raise ReportError(f"{p}: not a shapefuzz report of schema {REPORT_SCHEMA}")
+    missing = [k for k in _REQUIRED if k not in data]
+    if missing or not isinstance(data["findings"], list) or not isinstance(data["outcomes"], dict):
+        raise ReportError(f"{p}: malformed report (missing or wrong: {', '.join(missing) or 'findings/outcomes'})")
+    return data
+
+
+def rerender(out: Path) -> Path:
+    """Rewrite report.md and report.html of a campaign folder from its report.json."""
+    data = load_report(out)
+    folder = Path(out) if Path(out).is_dir() else Path(out).parent
+    _render_files(folder, data)
+    return folder
+
+
+# ---- markdown --------------------------------------------------------------------------------
+def _headline(d: dict[str, Any]) -> str:
+    valid = d.get("valid_fraction", d["valid_programs"] / d["programs"] if d["programs"] else 0.0)
+    return (f"torch {d['torch_version']}, seed {d['seed']}, {d['elapsed_s']:.1f} s, "
+            f"{d['programs']} programs ({d['valid_programs']} valid in eager, {100 * valid:.0f}%), "
+            f"{d['throughput']:.2f} programs/s")
+
+
+def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per signature: count, when it was first met, its smallest program's size."""
+    rows = [dict(f, status="new" if not f.get("known") else "known") for f in d["findings"]]
+    rows += [dict(u, status="unconfirmed") for u in d.get("unconfirmed", [])]
+    return sorted(rows, key=lambda r: (r["status"] != "new", -r.get("count", 1), r["signature"]))
+
+
 def render_md(d: dict[str, Any]) -> str:
-    lines = [
-        "# shapefuzz campaign report", "",
-        f"torch {d['torch_version']}, seed {d['seed']}, {d['elapsed_s']:.1f} s, "
-        f"{d['programs']} programs ({d['valid_programs']} valid in eager, "
-        f"{100 * d['valid_fraction']:.0f}%), {d['throughput']:.2f} programs/s", "",
-        "## Findings", "",
-    ]
+    lines = ["# shapefuzz campaign report", "", _headline(d), ""]
+    lines += _md_buckets(d) + ["## Findings", ""]
     if not d["findings"]:
-        lines.append("No confirmed finding.")
+        lines += ["No confirmed finding.", ""]
     for f in d["findings"]:
-        known = f" (known upstream: {f['known_note']})" if f.get("known") else ""
-        lines += [f"### [{f['severity']}] {f['summary']}{known}", "",
-                  f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "
-                  f"seen {f['count']}x, shrunk: {f['shrunk']}, confirmed by repro.py: {f['confirmed']}",
-                  f"- signature `{f['signature']}`",
-                  f"- case: `{f['case_dir']}`; replay: `shapefuzz replay {f['case_dir']}`; "
-                  f"repro: `python {f['case_dir']}/repro.py`", "", "```", f["program"], "```", "",
-                  f["detail"], ""]
+        lines += _md_finding(f)
     if d.get("unconfirmed"):
         lines += ["## Unconfirmed (repro.py did not reproduce; not counted)", ""]
         lines += [f"- `{u['signature']}`: {u['summary']} ({u['case_dir']})" for u in d["unconfirmed"]]
@@ -48,14 +92,116 @@ def render_md(d: dict[str, Any]) -> str:
               "|---|---|---|---|"]
     for system, cfgs in sorted(d["outcomes"].items()):
         for cfg, kinds in sorted(cfgs.items()):
-            for kind, n in sorted(kinds.items()):
-                lines.append(f"| {system} | {cfg} | {kind} | {n} |")
-    lines += ["", "## Coverage", "", "ops: " + ", ".join(f"{k} {v}" for k, v in d["ops"].items()),
-              "", "decisions: " + ", ".join(f"{k} {v}" for k, v in d["decisions"].items()), ""]
+            lines += [f"| {system} | {cfg} | {kind} | {n} |" for kind, n in sorted(kinds.items())]
+    if _z3_counts(d):
+        lines += ["", "## z3 verdicts", ""] + [f"- {k}: {n}" for k, n in _z3_counts(d).items()]
+    lines += ["", "## Coverage", "", "op families: " + _kv(_families(d)), "",
+              "ops: " + _kv(d.get("ops", {})), "", "decisions: " + _kv(d.get("decisions", {})), ""]
     return "\n".join(lines)
 
 
+def _kv(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "(none)"
+
+
+def _md_buckets(d: dict[str, Any]) -> list[str]:
+    rows = bucket_rows(d)
+    if not rows:
+        return []
+    out = ["## Buckets (one line per signature)", "",
+           "| status | count | first seen | smallest program | signature | case |", "|---|---:|---|---:|---|---|"]
+    for r in rows:
+        first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
+        out.append(f"| {r['status']} | {r.get('count', 1)} | {first} | {r.get('n_instrs', '-')} instrs | "
+                   f"`{r['signature']}` | `{r['case_dir']}` |")
+    return out + [""]
+
+
+def _md_finding(f: dict[str, Any]) -> list[str]:
+    known = f" (known upstream: {f['known_note']})" if f.get("known") else ""
+    first = f", first after {f['first_s']:.1f} s (program #{f['first_program']})" if "first_s" in f else ""
+    out = [f"### [{f['severity']}] {f['summary']}{known}", "",
+           f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "
+           f"seen {f['count']}x{first}, shrunk: {f['shrunk']}, confirmed by repro.py: {f['confirmed']}",
+           f"- signature `{f['signature']}`"]
+    if f.get("blame"):
+        out.append(f"- blame: {f['blame']}")
+    return out + [f"- case: `{f['case_dir']}`; replay: `shapefuzz replay {f['case_dir']}`; "
+                  f"repro: `python {f['case_dir']}/repro.py`", "", "```", f["program"], "```", "",
+                  f["detail"], ""]
+
+
+def op_family_counts(ops: dict[str, int]) -> dict[str, int]:
+    """Op counts folded into op families (question ops keep their names: ask:<mode>, backed ...).
+    Imports the op registry (and so torch): called when a campaign writes report.json, never
+    when a report is rendered."""
+    from shapefuzz.ops import all_ops
+
+    family = {name: op.family for name, op in all_ops().items()}
+    out: dict[str, int] = {}
+    for name, n in ops.items():
+        out[family.get(name, name)] = out.get(family.get(name, name), 0) + n
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def _families(d: dict[str, Any]) -> dict[str, int]:
+    return dict(d.get("op_families") or {})
+
+
+def _z3_counts(d: dict[str, Any]) -> dict[str, int]:
+    """z3 verdict counts, flattened: {"unsat": 3} or {"truth": {"unsat": 3}} -> label -> count."""
+    raw = d.get("z3") or d.get("z3_verdicts") or {}
+    out: dict[str, int] = {}
+
+    def walk(prefix: str, v: Any) -> None:
+        if isinstance(v, dict):
+            for k, x in v.items():
+                walk(f"{prefix}/{k}" if prefix else str(k), x)
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[prefix] = int(v)
+
+    walk("", raw)
+    return out
+
+
+# ---- html ------------------------------------------------------------------------------------
+# Note [self-contained html]: report.html must open on an air-gapped machine and in CI artifacts,
+# so plotly.js (about 4.6 MB) is embedded once, inline; every figure is a div that plotly fills.
+# Each plot div carries class "shapefuzz-plot" and an id "plot-<name>" (tests look for them).
+
 def render_html(d: dict[str, Any]) -> str:
-    body = html.escape(render_md(d))
-    return ("<!doctype html><html><head><meta charset='utf-8'><title>shapefuzz report</title>"
-            "</head><body><pre>" + body + "</pre></body></html>\n")
+    from shapefuzz import report_plots
+
+    figs = report_plots.figures(d, _families(d), _z3_counts(d))
+    plots, script = report_plots.render(figs)
+    esc = html.escape
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>shapefuzz report</title>",
+             "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:"
+             "collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}"
+             "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.new{color:#b00}.known{color:#777}"
+             ".shapefuzz-plot{width:100%;min-height:360px}</style>", script, "</head><body>",
+             "<h1>shapefuzz campaign report</h1>", f"<p>{esc(_headline(d))}</p>"]
+    parts += _html_buckets(d)
+    parts += ["<h2>Plots</h2>", plots]
+    parts += ["<h2>Findings</h2>"] + (["<p>No confirmed finding.</p>"] if not d["findings"] else [])
+    for f in d["findings"]:
+        parts.append(f"<h3>[{esc(f['severity'])}] {esc(f['summary'])}</h3><pre>{esc(chr(10).join(_md_finding(f)[2:]))}</pre>")
+    parts += ["<h2>Full text report</h2><details><summary>report.md</summary><pre>",
+              esc(render_md(d)), "</pre></details></body></html>\n"]
+    return "".join(parts)
+
+
+def _html_buckets(d: dict[str, Any]) -> list[str]:
+    rows = bucket_rows(d)
+    if not rows:
+        return ["<h2>Buckets</h2><p>No finding.</p>"]
+    esc = html.escape
+    out = ["<h2>Buckets (one line per signature)</h2><table id='buckets'><tr><th>status</th><th>count</th>"
+           "<th>first seen</th><th>smallest program</th><th>signature</th><th>blame</th><th>case</th></tr>"]
+    for r in rows:
+        first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
+        out.append(f"<tr class='{esc(r['status'])}'><td>{esc(r['status'])}</td><td>{r.get('count', 1)}</td>"
+                   f"<td>{esc(first)}</td><td>{esc(str(r.get('n_instrs', '-')))} instrs</td>"
+                   f"<td><code>{esc(r['signature'])}</code></td><td>{esc(r.get('blame', ''))}</td>"
+                   f"<td><code>{esc(r['case_dir'])}</code></td></tr>")
+    return out + ["</table>"]

@@ -1,0 +1,110 @@
+"""The plots of report.html, made with plotly from report.json data alone (Note [self-contained
+html] in shapefuzz/report.py): programs and findings over time, throughput, outcome classes per
+system and config, z3 verdicts, op-family / op / decision-kind coverage."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+__all__ = ["figures", "render", "PLOT_NAMES"]
+
+#: every plot a report can hold, in page order (z3 only when the report has verdict counts)
+PLOT_NAMES = ("timeline", "throughput", "outcomes", "z3", "families", "ops", "decisions")
+_MAX_POINTS = 400
+_OUTCOME_COLORS = {"ok": "#4c9a2a", "dde": "#4a78c2", "constraint": "#e0a030", "error": "#c0392b",
+                   "crash": "#222222", "timeout": "#999999"}
+
+
+def figures(d: dict[str, Any], families: dict[str, int], z3: dict[str, int]) -> dict[str, Any]:
+    """name -> plotly Figure, for each plot the data supports."""
+    import plotly.graph_objects as go
+
+    out: dict[str, Any] = {}
+    tl = _thin([row for row in d.get("timeline", []) if isinstance(row, (list, tuple)) and len(row) >= 3])
+    if tl:
+        t, progs, finds = zip(*[(r[0], r[1], r[2]) for r in tl])
+        fig = go.Figure([go.Scatter(x=t, y=progs, name="programs", mode="lines"),
+                         go.Scatter(x=t, y=finds, name="findings (signatures)", mode="lines", yaxis="y2",
+                                    line={"shape": "hv"})])
+        fig.update_layout(yaxis={"title": "programs"}, legend={"x": 0.01, "y": 0.99},
+                          yaxis2={"title": "findings", "overlaying": "y", "side": "right",
+                                  "rangemode": "tozero", "tickformat": "d"})
+        out["timeline"] = _titled(fig, "Programs and findings over time", "elapsed s")
+        rate = _rates(tl)
+        if rate:
+            fig = go.Figure(go.Scatter(x=[r[0] for r in rate], y=[r[1] for r in rate], mode="lines",
+                                       name="programs/s"))
+            fig.update_layout(yaxis={"title": "programs/s", "rangemode": "tozero"})
+            out["throughput"] = _titled(fig, f"Throughput (mean {d.get('throughput', 0):.2f} programs/s)",
+                                        "elapsed s")
+    outcomes = d.get("outcomes", {})
+    if outcomes:
+        cols = [f"{s}:{c}" for s in sorted(outcomes) for c in sorted(outcomes[s])]
+        kinds = sorted({k for s in outcomes.values() for c in s.values() for k in c})
+        fig = go.Figure([go.Bar(name=k, x=cols, marker_color=_OUTCOME_COLORS.get(k),
+                                y=[outcomes[col.split(":", 1)[0]][col.split(":", 1)[1]].get(k, 0)
+                                   for col in cols]) for k in kinds])
+        fig.update_layout(barmode="stack", yaxis={"title": "programs"})
+        out["outcomes"] = _titled(fig, "Outcome classes per system and config", "system:config")
+    if z3:
+        out["z3"] = _bars(go, z3, "z3 verdicts", "queries")
+    if families:
+        out["families"] = _bars(go, families, "Coverage: op families exercised", "instructions")
+    if d.get("ops"):
+        out["ops"] = _bars(go, dict(d["ops"]), "Coverage: ops and question kinds", "instructions")
+    if d.get("decisions"):
+        out["decisions"] = _bars(go, dict(d["decisions"]), "Coverage: how shape questions were decided",
+                                 "decisions")
+    return out
+
+
+def render(figs: dict[str, Any]) -> tuple[str, str]:
+    """(body html with one div per plot, head html with plotly.js inline and the draw calls)."""
+    from plotly.offline import get_plotlyjs
+
+    divs, calls = [], []
+    for name in PLOT_NAMES:
+        if name not in figs:
+            continue
+        spec = figs[name].to_plotly_json()
+        divs.append(f"<div class='shapefuzz-plot' id='plot-{html.escape(name)}'></div>")
+        # JSON inside <script>: "</" must not close the tag
+        payload = json.dumps({"data": spec["data"], "layout": spec["layout"]}).replace("</", "<\\/")
+        calls.append(f"Plotly.newPlot('plot-{name}', ...(d => [d.data, d.layout])({payload}), "
+                     "{displaylogo: false, responsive: true});")
+    script = (f"<script type='text/javascript'>{get_plotlyjs()}</script>")
+    body = "".join(divs) + ("<script type='text/javascript'>window.addEventListener('DOMContentLoaded', "
+                            "() => {" + "\n".join(calls) + "});</script>" if calls else "")
+    return body or "<p>No data to plot.</p>", script
+
+
+def _titled(fig, title: str, xtitle: str):
+    fig.update_layout(title={"text": title}, xaxis={"title": xtitle}, template="plotly_white",
+                      margin={"l": 60, "r": 60, "t": 50, "b": 60}, height=380)
+    return fig
+
+
+def _bars(go, counts: dict[str, int], title: str, ytitle: str):
+    items = sorted(counts.items(), key=lambda kv: -kv[1])
+    fig = go.Figure(go.Bar(x=[k for k, _ in items], y=[v for _, v in items], name=ytitle))
+    fig.update_layout(yaxis={"title": ytitle})
+    return _titled(fig, title, "")
+
+
+def _thin(rows: list) -> list:
+    if len(rows) <= _MAX_POINTS:
+        return rows
+    step = len(rows) / _MAX_POINTS
+    return [rows[int(k * step)] for k in range(_MAX_POINTS)] + [rows[-1]]
+
+
+def _rates(tl: list) -> list[tuple[float, float]]:
+    """Programs/s between consecutive (thinned) timeline points, over windows of >= 1 s."""
+    out, (t0, p0) = [], (tl[0][0], tl[0][1])
+    for t, p, _ in tl[1:]:
+        if t - t0 >= 1.0:
+            out.append((t, (p - p0) / (t - t0)))
+            t0, p0 = t, p
+    return out
