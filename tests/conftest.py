@@ -18,3 +18,19 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 def pytest_configure(config):
     # torch 2.13 deprecates torch._check_is_size, which the check_is_size op stands for.
     config.addinivalue_line("filterwarnings", "ignore:_check_is_size will be removed:FutureWarning")
+
+
+def pytest_sessionstart(session):
+    # An editable install made from another clone makes these tests import that clone's code
+    # and pass or fail for the wrong reasons: refuse to run instead.
+    import pathlib
+
+    import shapefuzz
+    import shapefuzz.strategies
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    for mod in (shapefuzz, shapefuzz.strategies):
+        where = pathlib.Path(mod.__file__).resolve()
+        if root not in where.parents:
+            raise SystemExit(f"{mod.__name__} is imported from {where}, not from this checkout "
+                             f"{root}; run `pip install -e {root}` first")

@@ -96,6 +96,12 @@ HAND = {
     "check_is_size": [I("check_is_size", R(4), n_out=0)],
     "branch": [I("branch", "if", "slice_all", R(0), 1, R(4)),
                I("branch", "guard_or_true", "cat_empty", R(0), R(0), 1)],
+    "matmul": [I("transpose", R(2), 0, 1), I("matmul", R(2), R(5))],
+    "bmm": [I("unsqueeze", R(2), 0), I("transpose", R(5), 1, 2), I("bmm", R(5), R(6))],
+    "baddbmm": [I("unsqueeze", R(2), 0), I("transpose", R(5), 1, 2), I("ones", (R(4), 2, 1)),
+                I("baddbmm", R(7), R(5), R(6))],
+    "sdpa": [I("unsqueeze", R(2), 0), I("sdpa", R(5), R(5), R(5), "causal")],
+    "cond": [I("cond", R(0), R(3), ">", 2, "halves"), I("cond", R(2), R(4), "==", 1, "scale")],
 }
 
 

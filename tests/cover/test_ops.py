@@ -323,3 +323,43 @@ def test_forced_general_uses_instruction_positions():
     seen.clear()
     run(q, forced_general=frozenset({0}), on_branch=lambda k, f: seen.append((k, f)))
     assert seen == [(1, True)]  # position 0 is the size, not the branch
+
+
+# ---- linalg (seed 001) --------------------------------------------------------------------------
+def test_matmul_bmm_baddbmm():
+    x = inp(range(6), (2, 3), dtype="float")
+    p = prog([x], [I("size", R(0), 1), I("ones", (R(1), 2)), I("matmul", R(0), R(2)),
+                   I("transpose", R(0), 0, 1), I("matmul", R(0), R(4))], outputs=(3, 5))
+    mv, gram = outputs(p)
+    assert mv.tolist() == [[3.0, 3.0], [12.0, 12.0]]
+    assert gram.tolist() == [[5.0, 14.0], [14.0, 50.0]]
+    b = inp(range(12), (2, 2, 3), dtype="float")
+    p = prog([b], [I("transpose", R(0), 1, 2), I("bmm", R(0), R(1)), I("ones", (1, 2, 1)),
+                   I("baddbmm", R(3), R(0), R(1))], outputs=(2, 4))
+    prod, added = outputs(p)
+    assert prod.shape == (2, 2, 2) and prod[1].tolist() == [[149.0, 212.0], [212.0, 302.0]]
+    assert torch.equal(added, prod + 1)
+
+
+def test_sdpa_shapes_and_causal_mask():
+    q = inp([0.0] * 12, (1, 4, 3))
+    p = prog([q], [I("narrow", R(0), 1, 0, 2), I("sdpa", R(0), R(1), R(1), "plain"),
+                   I("sdpa", R(0), R(0), R(0), "causal")], outputs=(2, 3))
+    short, causal = outputs(p)
+    assert short.shape == (1, 4, 3) and causal.shape == (1, 4, 3)
+    v = inp(range(4), (1, 4, 1), dtype="float")
+    (o,) = outputs(prog([v], [I("sdpa", R(0), R(0), R(0), "causal")]))
+    assert o[0, 0, 0].item() == 0.0  # the first query sees only the first key
+
+
+# ---- control (torch.cond) -------------------------------------------------------------------------
+@pytest.mark.parametrize("n, arms, want", [
+    (3, "scale", [2, 4, 6]),   # 3 > 2: true arm
+    (2, "scale", [2, 3]),      # 2 > 2 is false
+    (3, "flip", [3, 2, 1]),
+    (3, "halves", [1, 2, 3]),  # both arms equal t
+])
+def test_cond_picks_the_arm_by_the_predicate(n, arms, want):
+    x = inp(range(1, n + 1))
+    o = out1(prog([x], [I("size", R(0), 0), I("cond", R(0), R(1), ">", 2, arms)]))
+    assert o.tolist() == want
