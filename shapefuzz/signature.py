@@ -6,7 +6,9 @@ same bug is met again in another program, run or seed, and what tells two bugs a
 - the oracle and the systems it compared;
 - the config delta: the config name, or for a config differential the guilty toggle when the
   single-toggle configs name it (blame), so "agfs=2" and "all-on" failing for one toggle merge;
-- the symptom: the finding's kind (wrong-static, trace-error, wrong-shape ...);
+- the symptom: the finding's kind (trace-error, wrong-shape ...), with the kinds that are one
+  symptom folded into a class (SYMPTOM_CLASSES: a wrong claim on the traced values and one only
+  on replayed values are the same bug met with other values);
 - where: the exception type and top torch frame, the output kind, or the question mode when the
   mode itself is the symptom (a wrong fallback);
 - the shape of the expression involved, normalized: symbols renamed by kind (B backed, U unbacked),
@@ -26,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["MAX_DEPTH", "Signature", "expr_shape", "make_signature"]
+__all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature"]
 
 #: subterms nested deeper than this are elided ("…"): the outer structure names the bug, inner
 #: detail is mostly the program's
@@ -57,11 +59,20 @@ class Signature:
         return self.key()
 
 
+#: finding kinds that are one symptom: a wrong claim (or value expression) shows on the traced
+#: values or only on other values that pass every guard (qreplay) depending on the values the
+#: program happened to draw, not on the bug; and how the claim was made (static, guard, assert,
+#: hint) follows from the program's facts too
+SYMPTOM_CLASSES = {"wrong-static": "wrong-claim", "wrong-guard": "wrong-claim", "wrong-assert": "wrong-claim",
+                   "wrong-hint": "wrong-claim", "unsound-guards": "wrong-claim",
+                   "unsound-value-expr": "wrong-value-expr"}
+
+
 def make_signature(oracle: str, symptom: str, systems: tuple[str, ...] | str, config: str,
                    *where: str, expr: str = "") -> Signature:
     systems = (systems,) if isinstance(systems, str) else tuple(systems)
-    return Signature(oracle, symptom, systems, config, expr_shape(expr) if expr else "",
-                     tuple(w for w in where if w))
+    return Signature(oracle, SYMPTOM_CLASSES.get(symptom, symptom), systems, config,
+                     expr_shape(expr) if expr else "", tuple(w for w in where if w))
 
 
 def expr_shape(text: str, max_depth: int = MAX_DEPTH) -> str:

@@ -1,7 +1,7 @@
 """shapefuzz repro: torch-env (no-specialize-zero-one): wrong-static on bool
 
 oracle truth; system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu.
-signature: truth:wrong-static:torch-env:no-specialize-zero-one:C
+signature: truth:wrong-claim:torch-env:no-specialize-zero-one:C
 question 0: bool(True) answered True (static); the concrete answer is False
 Exits 1 while the bug is there, 0 once it is fixed.
 """

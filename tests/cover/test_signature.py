@@ -58,8 +58,11 @@ def test_shape_examples_and_hostile_text():
 
 def test_signature_is_a_frozen_value_with_a_stable_key():
     s = make_signature("truth", "wrong-static", "torch-env", "no-specialize-zero-one", expr="Ne(s3, 0)")
-    assert s == Signature("truth", "wrong-static", ("torch-env",), "no-specialize-zero-one", "Eq(B, C)")
-    assert s.key() == "truth:wrong-static:torch-env:no-specialize-zero-one:Eq(B, C)"
+    assert s == Signature("truth", "wrong-claim", ("torch-env",), "no-specialize-zero-one", "Eq(B, C)")
+    assert s.key() == "truth:wrong-claim:torch-env:no-specialize-zero-one:Eq(B, C)"
+    # a wrong claim met on replayed values is the same symptom as one on the traced values
+    assert make_signature("truth", "unsound-guards", "torch-env", "no-specialize-zero-one",
+                          expr="Eq(s0, 5)") == s
     with pytest.raises(AttributeError):
         s.oracle = "x"  # type: ignore[misc]
     # without an expression, the key is the one known_issues.json has always used
@@ -90,8 +93,18 @@ def test_size0_positive_bug_has_one_signature_through_every_question(config):
         wrong = [f for f in ev.findings if f.oracle == "truth"]
         assert wrong, f"torch 2.13 answers {q} right for a size-0 backed symbol under {config}"
         sigs |= {f.signature for f in wrong}
-    assert sigs == {f"truth:wrong-static:torch-env:{config}:C"}, sigs
+    assert sigs == {f"truth:wrong-claim:torch-env:{config}:C"}, sigs
     assert sigs <= set(load_known())  # and it is the known upstream issue
+
+
+@pytest.mark.parametrize("config", ["no-specialize-zero-one", "backed-size-oblivious"])
+def test_size0_bug_met_only_on_replayed_values_has_the_same_signature(config):
+    """backed(2), bool(v0 != 0): right for 2, but torch claims it statically, and under value 0
+    (which passes every guard) it is wrong: an unsound-guards finding, the same bug."""
+    p = QProgram((QInstr("backed", (2,)), QInstr("ask", ("bool", "!=", Ref(0), 0))))
+    ev = evaluate(p, (("torch-env", config),), _local)
+    assert [(f.kind, f.signature) for f in ev.findings if f.oracle == "truth"] == [
+        ("unsound-guards", f"truth:wrong-claim:torch-env:{config}:C")]
 
 
 def test_size0_bug_is_not_found_under_default_config():
