@@ -146,6 +146,40 @@ def systems():
         click.echo(f"{s}: {', '.join(CONFIGS[s])}")
 
 
+@cli.command()
+@click.argument("folder", type=click.Path())
+def report(folder):
+    """Re-render report.md and report.html of a campaign folder from its report.json."""
+    from shapefuzz.report import ReportError, rerender
+
+    try:
+        out = rerender(Path(folder))
+    except ReportError as e:
+        raise BadInput(str(e)) from None
+    click.echo(f"{out / 'report.md'}\n{out / 'report.html'}")
+
+
+@cli.command()
+@click.argument("case", type=click.Path())
+@click.option("--corpus", default="corpus", show_default=True, type=click.Path(file_okay=False),
+              help="The corpus folder the test suite replays.")
+@click.option("--name", default="", help="Folder name in the corpus (default: the case folder's).")
+@click.option("--status", default="bug", show_default=True,
+              type=click.Choice(["bug", "fixed", "known-upstream"]))
+@click.option("--upstream", default="", help="Upstream issue / torch version (known-upstream cases).")
+@click.option("--force", is_flag=True, help="Overwrite a corpus case of the same name.")
+def promote(case, corpus, name, status, upstream, force):
+    """Copy a finding's case folder into the corpus, so the test suite replays it."""
+    from shapefuzz.corpus import CaseError
+    from shapefuzz.promote import PromoteError, promote_case
+
+    try:
+        dest = promote_case(case, corpus, name, status, upstream, force)
+    except (CaseError, PromoteError) as e:
+        raise BadInput(str(e)) from None
+    click.echo(f"promoted to {dest} (status {status}); `pytest tests/test_corpus.py` replays it")
+
+
 def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, standalone_mode=False, prog_name="shapefuzz")

@@ -11,7 +11,8 @@ from pathlib import Path
 from shapefuzz.campaign import Campaign, CampaignSettings, FoundBug
 from shapefuzz.corpus import Case, save_case
 from shapefuzz.observation import to_jsonable
-from shapefuzz.report import write_report
+from shapefuzz.progress import CampaignProgress
+from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import repro_source
 from shapefuzz.workers import WorkerPool
 from shapefuzz.strategies.settings import GenSettings
@@ -78,29 +79,20 @@ def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
     return r.returncode == 1
 
 
-class _Progress:
-    def __init__(self, opts: FuzzOptions):
-        self.opts = opts
-        self.last = 0.0
-        self.live = None
-        if not opts.quiet:
-            from rich.console import Console
+def _blames(camp: Campaign, run_many) -> dict[str, str]:
+    """Note [blame] (shapefuzz/findings.py): ref's view of each torch finding's smallest program."""
+    from shapefuzz.evaluate import jobs_for
+    from shapefuzz.findings import TORCH_SYSTEMS, blame
+    from shapefuzz.systems import accepts
 
-            self.console = Console(stderr=True)
-
-    def __call__(self, c: Campaign) -> None:
-        now = time.monotonic()
-        tty = self.console.is_terminal if not self.opts.quiet else False
-        if self.opts.quiet or now - self.last < (0.5 if tty else 10.0):
-            return
-        self.last = now
-        st = c.stats
-        valid = 100 * st.valid / st.programs if st.programs else 0
-        rate = st.programs / max(c.elapsed(), 1e-9)
-        self.console.print(
-            f"[{c.elapsed():6.1f}/{self.opts.budget_s:.0f} s] programs {st.programs} "
-            f"valid {valid:.0f}% findings {len(c.bugs)} ({rate:.1f} programs/s)",
-            end="\r" if tty else "\n", highlight=False)
+    out = {}
+    for sig, bug in camp.bugs.items():
+        ref = None
+        if bug.finding.system in TORCH_SYSTEMS and accepts("ref", bug.program.kind):
+            jobs = [j for j in jobs_for(bug.program, (("ref", "default"),), 0, 0) if j.system == "ref"]
+            ref = run_many(jobs)[0]
+        out[sig] = blame(bug.finding, bug.program, ref, bug.evaluation.eager)
+    return out
 
 
 def run_fuzz(opts: FuzzOptions) -> int:
@@ -114,14 +106,14 @@ def run_fuzz(opts: FuzzOptions) -> int:
 
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
                            shrink_budget_s=opts.shrink_budget_s)
-    progress = _Progress(opts)
+    progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None)
     t0 = time.monotonic()
     with WorkerPool(min(opts.workers, 1 + len(opts.targets)), opts.timeout_s, opts.torch_config,
                     log_path=str(opts.out / "workers.log")) as pool:
         camp = Campaign(cfg, pool.run_many, progress, on_bug).run()
+        blames = _blames(camp, pool.run_many)
     elapsed = time.monotonic() - t0
-    if not opts.quiet:
-        progress.console.print()
+    progress.close()
     findings, unconfirmed = [], []
     for sig, bug in camp.bugs.items():
         d = saved[sig]
@@ -131,7 +123,9 @@ def run_fuzz(opts: FuzzOptions) -> int:
                "summary": bug.finding.summary, "detail": bug.finding.detail, "case_dir": str(d),
                "count": bug.count, "shrunk": bug.shrunk, "confirmed": ok,
                "program": bug.program.pretty(), "n_instrs": len(bug.program.instrs),
-               "known": sig in (opts.known or {}), "known_note": (opts.known or {}).get(sig, "")}
+               "known": sig in (opts.known or {}), "known_note": (opts.known or {}).get(sig, ""),
+               "first_s": round(bug.first_s, 2), "first_program": bug.first_program,
+               "blame": blames.get(sig, "")}
         (findings if ok else unconfirmed).append(row)
     new = [f for f in findings if not f["known"] or opts.strict]
     st = camp.stats
@@ -148,7 +142,8 @@ def run_fuzz(opts: FuzzOptions) -> int:
         "outcomes": outcomes, "findings": findings,
         "new_findings": sum(not f["known"] for f in findings), "unconfirmed": unconfirmed,
         "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
-        "timeline": st.timeline[-2000:], "shrink_runs": st.shrink_runs,
+        "timeline": st.timeline[:: 1 + len(st.timeline) // 2000] + st.timeline[-1:],
+        "op_families": op_family_counts(dict(st.ops)), "shrink_runs": st.shrink_runs,
         "torch_config": [list(kv) for kv in opts.torch_config], "workers": opts.workers,
         "generator": to_jsonable(opts.gen),
     })
