@@ -115,6 +115,10 @@ class Observation:
     qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
     echoes: tuple = ()  # question programs: shapefuzz.metamorphic.Echo of each variant run
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
+    #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
+    #: with index >= at (Note [axioms] in shapefuzz.oracles.soundness)
+    axioms: tuple[tuple[int, str, str], ...] = ()
+    smt: tuple = ()  # shapefuzz.oracles.soundness.SmtCheck: z3 verdicts on the decisions
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 import sympy
 import z3
 
-__all__ = ["SmtSettings", "Verdict", "Unsupported", "Translator", "to_z3", "prove", "VERDICTS"]
+__all__ = ["SmtSettings", "Verdict", "Unsupported", "Translator", "Compiled", "to_z3", "prove", "parse",
+           "VERDICTS"]
 
 #: unsat: the facts imply the claim; sat: a model refutes it; unknown: not expressible or z3
 #: gave up; timeout: the per-query budget ran out
@@ -342,7 +343,29 @@ def to_z3(e: sympy.Basic, t: Translator | None = None) -> z3.ExprRef:
     return (t or Translator())(sympy.sympify(e))
 
 
-def prove(facts, claim, settings: SmtSettings = SmtSettings()) -> Verdict:
+class Compiled:
+    """Translations of whole facts, each with its own side conditions, shared by the queries of
+    one observation (building z3 terms costs more than solving these small queries)."""
+
+    def __init__(self) -> None:
+        self._memo: dict = {}
+
+    def __call__(self, e: sympy.Basic) -> tuple:
+        r = self._memo.get(e)
+        if r is None:
+            t = Translator()
+            try:
+                r = (t(sympy.sympify(e)), tuple(t.side), dict(t.symbols), "")
+            except Unsupported as x:
+                r = (None, (), {}, str(x))
+            except (TypeError, ValueError, ArithmeticError, z3.Z3Exception) as x:
+                r = (None, (), {}, f"translation failed: {type(x).__name__}: {x}")
+            self._memo[e] = r
+        return r
+
+
+def prove(facts, claim, settings: SmtSettings = SmtSettings(), compiled: Compiled | None = None
+          ) -> Verdict:
     """Do `facts` (sympy booleans) imply `claim`? unsat of facts ∧ ¬claim ∧ side conditions is a
     proof; sat comes with a model (every symbol of the query gets a value)."""
     t0 = time.perf_counter()
@@ -350,25 +373,48 @@ def prove(facts, claim, settings: SmtSettings = SmtSettings()) -> Verdict:
     def done(status, reason="", model=()):
         return Verdict(status, reason, model, (time.perf_counter() - t0) * 1000)
 
-    t = Translator()
-    try:
-        zf = [t(sympy.sympify(f)) for f in facts]
-        zc = t(sympy.sympify(claim))
-    except Unsupported as e:
-        return done("unknown", str(e))
-    except (TypeError, ValueError, ArithmeticError, z3.Z3Exception) as e:
-        return done("unknown", f"translation failed: {type(e).__name__}: {e}")
-    if not all(z3.is_bool(x) for x in zf + [zc]):
+    comp = compiled or Compiled()
+    parts = [comp(f) for f in facts] + [comp(claim)]
+    bad = next((p[3] for p in parts if p[3]), "")
+    if bad:
+        return done("unknown", bad)
+    if not all(z3.is_bool(p[0]) for p in parts):
         return done("unknown", "a fact or the claim is not a boolean")
-    s = z3.Solver()
-    s.set(timeout=int(settings.timeout_ms))
-    s.add(*zf, *t.side, z3.Not(zc))
-    r = s.check()
-    if r == z3.unsat:
-        return done("unsat")
-    if r == z3.sat:
-        m = s.model()
-        vals = tuple(sorted((n, m.eval(v, model_completion=True).as_long()) for n, v in t.symbols.items()))
-        return done("sat", "", vals)
-    why = s.reason_unknown()
-    return done("timeout" if "timeout" in why or "canceled" in why else "unknown", f"z3: {why}")
+    symbols: dict = {}
+    for p in parts:
+        symbols.update(p[2])
+    query = [p[0] for p in parts[:-1]] + [x for p in parts for x in p[1]] + [z3.Not(parts[-1][0])]
+    # The plain SMT core answers shape queries in about 1 ms, the default tactic pipeline in
+    # about 10; when the core gives up (nonlinear terms), the full solver gets the rest of the
+    # budget (one timeout for the whole query).
+    for make in (z3.SimpleSolver, z3.Solver):
+        left = settings.timeout_ms - (time.perf_counter() - t0) * 1000
+        if left <= 1:
+            return done("timeout", "z3: timeout")
+        s = make()
+        s.set(timeout=max(1, int(left)))
+        s.add(*query)
+        r = s.check()
+        if r == z3.unsat:
+            return done("unsat")
+        if r == z3.sat:
+            m = s.model()
+            vals = tuple(sorted((n, m.eval(v, model_completion=True).as_long())
+                                for n, v in symbols.items()))
+            return done("sat", "", vals)
+        why = s.reason_unknown()
+        if "timeout" in why or "canceled" in why:
+            return done("timeout", f"z3: {why}")
+    return done("unknown", f"z3: {why}")
+
+
+def parse(text: str) -> sympy.Basic:
+    """An expression printed by sympy (an Observation field) back to sympy, with torch's
+    functions and integer symbols; data only (sympy's parser, no names beyond these)."""
+    import re
+
+    from torch.utils._sympy import functions as F
+
+    names = {n: getattr(F, n) for n in dir(F) if isinstance(getattr(F, n), type)}
+    names.update({n: sympy.Symbol(n, integer=True) for n in set(re.findall(r"\b[a-z]+\d+\b", text))})
+    return sympy.sympify(text, locals=names)

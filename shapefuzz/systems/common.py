@@ -51,11 +51,23 @@ def first_line(exc: BaseException) -> str:
 def classify(exc: BaseException) -> Outcome:
     name = type(exc).__name__
     msg = str(exc)[:2000]
-    if isinstance(exc, ss.GuardOnDataDependentSymNode):
-        return Outcome("dde", name, msg, torch_frame(exc), str(getattr(exc, "cond", "")))
+    dde = _data_dependent_cause(exc)
+    if dde is not None:
+        return Outcome("dde", name, msg, torch_frame(exc), str(getattr(dde, "cond", "")))
     if _is_constraint_violation(exc):
         return Outcome("constraint", name, msg, torch_frame(exc))
     return Outcome("error", name, msg, torch_frame(exc))
+
+
+def _data_dependent_cause(exc: BaseException) -> BaseException | None:
+    """The DDE an exception stands for: torch.cond traces its arms through dynamo, which
+    re-raises a DDE as a UserError caused by it; the outcome is still a DDE."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, ss.GuardOnDataDependentSymNode):
+            return exc
+        exc, seen = exc.__cause__, seen + 1
+    return None
 
 
 def _is_constraint_violation(exc: BaseException) -> bool:
@@ -127,6 +139,22 @@ class DecisionRecorder:
     def __init__(self) -> None:
         self._raw: list[tuple] = []  # (expr, result, how): printing sympy is slow, so later
         self._depth = 0
+        # Note [axioms] (shapefuzz.oracles.soundness): (at, kind, sympy expr), known to
+        # decisions >= at; guards, asserts and checked conditions as they are learned
+        self._axioms: list[tuple] = []
+        self._asserts_seen: set = set()
+        self.unchecked: set[int] = set()  # static answers that are no claims (size-oblivious, hint)
+
+    @property
+    def axioms(self) -> tuple[tuple[int, str, str], ...]:
+        return tuple((at, kind, str(e)) for at, kind, e in self._axioms)
+
+    def add_axiom(self, kind: str, expr: Any, at: int | None = None) -> None:
+        self._axioms.append((len(self._raw) if at is None else at, kind, expr))
+
+    @property
+    def raw(self) -> list[tuple]:
+        return self._raw
 
     @property
     def decisions(self) -> list[Decision]:
@@ -146,11 +174,13 @@ class DecisionRecorder:
         rec = self
 
         def evaluate_expr(se, orig_expr, *a, **kw):
+            loose = kw.get("size_oblivious", a[2] if len(a) > 2 else False) or (
+                kw.get("hint", a[0] if a else None) is not None)
             return rec._observe(se, orig_eval, (se, orig_expr) + a, kw, orig_expr,
-                                kw.get("fallback_value"))
+                                kw.get("fallback_value"), loose=bool(loose))
 
         def defer(se, orig_expr, *a, **kw):
-            return rec._observe(se, orig_defer, (se, orig_expr) + a, kw, orig_expr, None)
+            return rec._observe(se, orig_defer, (se, orig_expr) + a, kw, orig_expr, None, check=True)
 
         ss.ShapeEnv.evaluate_expr = evaluate_expr
         ss.ShapeEnv.guard_or_defer_runtime_assert = defer
@@ -160,7 +190,7 @@ class DecisionRecorder:
             ss.ShapeEnv.evaluate_expr = orig_eval
             ss.ShapeEnv.guard_or_defer_runtime_assert = orig_defer
 
-    def _observe(self, se, fn, args, kw, expr, fallback):
+    def _observe(self, se, fn, args, kw, expr, fallback, loose=False, check=False):
         if self._depth:
             return fn(*args, **kw)
         n_guards = len(se.guards)
@@ -178,5 +208,21 @@ class DecisionRecorder:
             how = "fallback"
         else:
             how = "static"
+        if loose and how == "static":
+            self.unchecked.add(len(self._raw))
         self._raw.append((expr, result, how))
+        self._learn(se, n_guards, n_asserts, expr if check else None)
         return result
+
+    def _learn(self, se, n_guards: int, n_asserts: int, checked: Any) -> None:
+        """Facts this decision taught, known from the next decision on (Note [axioms])."""
+        for g in se.guards[n_guards:]:
+            self.add_axiom("guard", g.expr)
+        if se.num_deferred_runtime_asserts > n_asserts:
+            for ras in se.deferred_runtime_asserts.values():
+                for ra in ras:
+                    if ra.expr not in self._asserts_seen:
+                        self._asserts_seen.add(ra.expr)
+                        self.add_axiom("assert", ra.expr)
+        if checked is not None:  # torch._check(c) / expect_true: eager raises unless c holds
+            self.add_axiom("check", checked)

@@ -40,6 +40,7 @@ from torch.fx.experimental.symbolic_shapes import (
 
 from shapefuzz.observation import Decision, Observation, Outcome
 from shapefuzz.program import Ref
+from shapefuzz.oracles.soundness import torch_env_checks
 from shapefuzz.questions import COMPARE, FALLBACK, QInstr, QProgram
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts
 from shapefuzz.systems.qreplay import qvariants, replay_questions
@@ -76,6 +77,8 @@ class TorchEnvSystem:
             run = _Run(ShapeEnv(**cfg.env_kwargs), bool(fxx.backed_size_oblivious))
             outcome = run.execute(program)
             obs = run.observation(self.name, config, outcome)
+            obs = replace(obs, axioms=tuple((at, k, str(e)) for at, k, e in run.axioms),
+                          smt=torch_env_checks(run, program, outcome))
             if outcome.kind == "ok":
                 obs = replace(obs, qreplays=run.replays(program))
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
@@ -91,6 +94,8 @@ class _Run:
         self.values: list[Any] = []
         self.binding: dict[sympy.Symbol, sympy.Integer] = {}
         self.raw: list[tuple[Any, bool, str]] = []  # (expr, answer, how): printed at the end
+        self.axioms: list[tuple[int, str, Any]] = []  # Note [axioms] (oracles.soundness)
+        self._asserts_seen: set = set()
 
     def execute(self, program: QProgram) -> Outcome:
         for ins in program.instrs:
@@ -112,7 +117,10 @@ class _Run:
         elif ins.op == "binop":
             self.values.append(BINOPS[a[0]](self.arg(a[1]), self.arg(a[2])))
         elif ins.op == "check":
-            torch._check(COMPARE[a[0]](self.arg(a[1]), self.arg(a[2])))
+            cond = COMPARE[a[0]](self.arg(a[1]), self.arg(a[2]))
+            n_guards, n_asserts = len(self.se.guards), self.se.num_deferred_runtime_asserts
+            torch._check(cond)
+            self.learn(n_guards, n_asserts, cond.node.expr if isinstance(cond, torch.SymBool) else None)
         else:
             self.ask(a[0], COMPARE[a[1]](self.arg(a[2]), self.arg(a[3])))
 
@@ -124,6 +132,9 @@ class _Run:
                                do_not_specialize_zero_one=self.bso)
         if isinstance(sym, sympy.Symbol):
             self.binding[sym] = sympy.Integer(hint)
+            # the creation range, from the 0/1 policy, not from torch's var_to_range
+            low = 2 if se.specialize_zero_one and not self.bso else 0
+            self.axioms.append((len(self.raw), "range", sympy.Ge(sym, low)))
             if self.bso:
                 se.size_like.add(sym)
         return se.create_symintnode(sym, hint=hint, source=src)
@@ -149,6 +160,19 @@ class _Run:
         else:
             how = "static"
         self.raw.append((expr, answer, how))
+        self.learn(n_guards, n_asserts, None)
+
+    def learn(self, n_guards: int, n_asserts: int, checked: Any) -> None:
+        """Guards, asserts and checked conditions, known from the next question on."""
+        at, se = len(self.raw), self.se
+        self.axioms += [(at, "guard", g.expr) for g in se.guards[n_guards:]]
+        if se.num_deferred_runtime_asserts > n_asserts:
+            for ra in (ra for ras in se.deferred_runtime_asserts.values() for ra in ras):
+                if ra.expr not in self._asserts_seen:
+                    self._asserts_seen.add(ra.expr)
+                    self.axioms.append((at, "assert", ra.expr))
+        if checked is not None:
+            self.axioms.append((at, "check", checked))
 
     def static_says(self, expr: Any, answer: bool) -> bool:
         """Static evaluation (no guard) gives `answer` (Note [how a question was answered])."""
