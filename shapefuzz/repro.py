@@ -13,6 +13,8 @@ _ORACLE_HELP = {
     "eager-agreement": "on the inputs it was traced with, the traced program must behave as eager",
     "replay": "when the traced artifact's guards accept a new input and no runtime assert fires, "
               "it must behave as eager on it",
+    "recompile": "torch.compile over a call sequence: a cached graph runs only where its own guards "
+                 "hold, and it recompiles no more than its guards require",
 }
 
 _TRACE = {
@@ -189,6 +191,10 @@ if __name__ == "__main__":
 
 
 def repro_source(case: Case, torch_version: str = "") -> str:
+    from shapefuzz.systems.ref.repro import needs_ref_repro, ref_repro_source
+
+    if needs_ref_repro(case.finding):  # Note [confirming ref findings]
+        return ref_repro_source(case, torch_version or case.torch_version)
     if case.program.kind == "questions":
         return _question_repro(case, torch_version or case.torch_version)
     f = case.finding
@@ -204,6 +210,10 @@ def repro_source(case: Case, torch_version: str = "") -> str:
             f"system {f.system}, config {f.config}; found with torch {_safe(torch_version)}.\n"
             f"signature: {_safe(f.signature)}\n"
             'Exits 1 while the bug is there, 0 once it is fixed.\n"""\n')
+    if f.system == "compile":
+        from shapefuzz.compile_repro import compile_repro_source
+
+        return compile_repro_source(case, head)
     return "".join([
         head, "import sys\n\n", HEADER, "import torch.fx.experimental._config\n", config, "\n",
         function_source(p, "f"), "\n# the reference: eager, with the branches the trace sent to their fallback\n",

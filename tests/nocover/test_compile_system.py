@@ -1,0 +1,209 @@
+"""The compile system over call sequences, its recompile oracle, and its repro.py: each check
+fires on a bug planted in torch inside the test and stays quiet on unmodified torch."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import sympy
+import torch
+import torch._dynamo
+from torch.fx.experimental import symbolic_shapes as ss
+
+from shapefuzz.corpus import Case
+from shapefuzz.oracles import check_all
+from shapefuzz.repro import repro_source
+from shapefuzz.systems.compile import CompileSystem, call_sequence
+from shapefuzz.systems.eager import EagerSystem
+sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "cover"))
+from _helpers import I, R, inp, prog  # noqa: E402
+
+INEQUALITIES = (sympy.Gt, sympy.Ge, sympy.Lt, sympy.Le)
+
+#: the same plant as a start-up hook, for repro.py run as a script
+PLANT_SITECUSTOMIZE = '''
+import functools, sys
+
+def _plant():
+    import sympy
+    from torch.fx.experimental import symbolic_shapes as ss
+    orig = ss.ShapeEnv.produce_guards_verbose
+
+    from torch.utils._sympy.numbers import int_oo
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    @functools.wraps(orig)
+    def produce_guards_verbose(self, *args, **kwargs):
+        saved, ranges = self.guards, dict(self.var_to_range)
+        self.guards = [g for g in saved if not isinstance(g.expr, (sympy.Gt, sympy.Ge, sympy.Lt, sympy.Le))]
+        for sym, vr in ranges.items():
+            if str(sym).startswith("s"):
+                self.var_to_range[sym] = ValueRanges(min(vr.lower, 2), int_oo)
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            self.guards = saved
+            self.var_to_range.update(ranges)
+    ss.ShapeEnv.produce_guards_verbose = produce_guards_verbose
+
+class _Finder:
+    def find_spec(self, name, path, target=None):
+        if name != "torch.fx.experimental.symbolic_shapes":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec(name)
+        orig_exec = spec.loader.exec_module
+
+        def exec_module(module):
+            orig_exec(module)
+            _plant()
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, _Finder())
+'''
+
+
+@contextlib.contextmanager
+def dropped_inequality_guards():
+    """Planted bug: produce_guards forgets every inequality guard and the bounds they put on
+    symbol ranges (the guards Dynamo installs come from it; the ShapeEnv still records them, so
+    the oracle can see what was assumed)."""
+    orig = ss.ShapeEnv.produce_guards_verbose
+
+    from torch.utils._sympy.numbers import int_oo
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    @functools.wraps(orig)
+    def produce_guards_verbose(self, *args, **kwargs):
+        saved, ranges = self.guards, dict(self.var_to_range)
+        self.guards = [g for g in saved if not isinstance(g.expr, INEQUALITIES)]
+        for sym, vr in ranges.items():  # and the bounds those guards put on backed symbols
+            if str(sym).startswith("s"):
+                self.var_to_range[sym] = ValueRanges(min(vr.lower, 2), int_oo)
+        try:
+            return orig(self, *args, **kwargs)
+        finally:
+            self.guards = saved
+            self.var_to_range.update(ranges)
+
+    ss.ShapeEnv.produce_guards_verbose = produce_guards_verbose
+    try:
+        yield
+    finally:
+        ss.ShapeEnv.produce_guards_verbose = orig
+
+
+def branchy():
+    """`if n >= 5` on a dynamic size (the call sequence has sizes on both sides)."""
+    return prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
+                [I("size", R(0), 0), I("branch", "if", "max", R(1), 5), I("cat", (R(0), R(0)), 0)],
+                outputs=(2, 3))
+
+
+def plain():
+    """A dim that varies and that no branch depends on."""
+    return prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
+                [I("cat", (R(0), R(0)), 0), I("size", R(1), 0)], outputs=(1, 2))
+
+
+def findings(p, config="default"):
+    eager = EagerSystem().observe(p, "default", [])
+    obs = CompileSystem().observe(p, config, [])
+    return obs, check_all(p, eager, [obs])
+
+
+def test_automatic_dynamic_one_graph_after_two_compiles_and_quiet():
+    obs, fs = findings(plain())
+    assert fs == []
+    assert obs.outcome.kind == "ok" and len(obs.calls) == len(call_sequence(plain()))
+    big = [r for r in obs.calls if min(min(s) for s in r.shapes) >= 2]
+    assert sum(r.new_graphs for r in big) <= 2, [(r.shapes, r.new_graphs) for r in obs.calls]
+
+
+@pytest.mark.parametrize("config", ["default", "dynamic=True", "dynamic=False", "mark-dynamic",
+                                    "aot_eager", "recompile-limit=2", "graph-breaks"])
+def test_quiet_on_unmodified_torch(config):
+    for p in (plain(), branchy()):
+        obs, fs = findings(p, config)
+        assert fs == [], (config, [f.detail for f in fs])
+
+
+def test_dropped_guard_is_an_unsound_reuse():
+    with dropped_inequality_guards():
+        obs, fs = findings(branchy())
+    kinds = {f.kind for f in fs if f.oracle == "recompile"}
+    assert "unsound-reuse" in kinds, [f.detail for f in fs]
+    f = next(f for f in fs if f.kind == "unsound-reuse")
+    assert f.severity == "critical"
+
+
+def test_repro_confirms_the_planted_guard_bug(tmp_path):
+    with dropped_inequality_guards():
+        _, fs = findings(branchy())
+    f = next(f for f in fs if f.kind == "unsound-reuse")
+    script = tmp_path / "repro.py"
+    script.write_text(repro_source(Case(f, branchy(), None, torch_version=torch.__version__)))
+    plant = tmp_path / "plant"
+    plant.mkdir()
+    (plant / "sitecustomize.py").write_text(textwrap.dedent(PLANT_SITECUSTOMIZE))
+    import os
+
+    env = dict(os.environ)
+    clean = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    env["PYTHONPATH"] = str(plant) + os.pathsep + env.get("PYTHONPATH", "")
+    bug = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert bug.returncode == 1, bug.stdout + bug.stderr
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_ignored_mark_dynamic_is_a_silent_specialization(monkeypatch):
+    monkeypatch.setattr(torch._dynamo, "mark_dynamic", lambda t, d, **kw: None)
+    obs, fs = findings(plain(), "mark-dynamic")
+    assert any(f.kind == "silent-specialization" for f in fs), [f.detail for f in fs]
+
+
+def test_mark_dynamic_on_a_specialized_dim_raises():
+    # `if n == 4` pins the dim: mark_dynamic must turn that into a constraint violation
+    p = prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
+             [I("size", R(0), 0), I("branch", "if", "eq", R(1), 4)], outputs=(2,))
+    obs, fs = findings(p, "mark-dynamic")
+    assert obs.outcome.kind == "constraint", obs.outcome
+    assert not [f for f in fs if f.kind == "silent-specialization"]
+
+
+def test_broken_automatic_dynamic_is_found(monkeypatch):
+    monkeypatch.setattr(torch._dynamo.config, "automatic_dynamic_shapes", False)
+    obs, fs = findings(plain())
+    assert any(f.kind == "stayed-static" for f in fs), [f.detail for f in fs]
+
+
+def test_a_lost_cache_is_an_extra_recompile(monkeypatch):
+    run = CompileSystem._run
+
+    def forgetful(cf, real, rec):  # planted: every call starts from an empty cache
+        torch._dynamo.eval_frame._reset_guarded_backend_cache()
+        torch._dynamo.reset_code_caches()
+        return run(cf, real, rec)
+
+    monkeypatch.setattr(CompileSystem, "_run", staticmethod(forgetful))
+    obs, fs = findings(plain())
+    assert any(f.kind == "extra-recompile" and f.severity == "low" for f in fs), [r for r in obs.calls]
+
+
+def test_toggles_are_applied_and_restored_on_error():
+    from shapefuzz.systems.torch_toggles import applied
+
+    orig_init = ss.ShapeEnv.__init__
+    with pytest.raises(RuntimeError), applied("no-specialize-zero-one", force_env=True) as cfg:
+        se = ss.ShapeEnv()
+        assert se.specialize_zero_one is False and cfg.counts["env-kwargs"] == 1
+        raise RuntimeError("boom")
+    assert ss.ShapeEnv.__init__ is orig_init
+    assert ss.ShapeEnv().specialize_zero_one is True
