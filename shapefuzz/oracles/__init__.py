@@ -2,6 +2,8 @@
 
 from shapefuzz.oracles.agreement import compare_runs, eager_agreement
 from shapefuzz.oracles.differential import config_differential, system_differential
+from shapefuzz.oracles.frontends import frontend_differential
+from shapefuzz.oracles.recompile import recompile_behaviour
 from shapefuzz.oracles.metamorphic import metamorphic
 from shapefuzz.oracles.replay import replay_agreement
 from shapefuzz.oracles.truth import truth_agreement
@@ -23,6 +25,8 @@ def check_all(program, eager, observations):
         for obs in observations:
             out += eager_agreement(eager, obs, undefined)
             out += replay_agreement(obs, undefined)
+            out += recompile_behaviour(obs)
+        out += frontend_differential(program, list(observations))
     out += config_differential(list(observations), program)
     out += system_differential(list(observations), eager, program)
     return out

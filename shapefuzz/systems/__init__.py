@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import importlib
 
+from shapefuzz.systems.compile_settings import OPT_IN_CONFIGS, TOGGLE_CONFIGS, compile_config_names
 from shapefuzz.systems.ref.settings import config_names as _ref_config_names  # no sympy import
 
-__all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS", "accepts", "KINDS"]
+__all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS", "accepts", "KINDS", "OPT_IN",
+           "DEFAULT_CONFIGS"]
 
 SYSTEMS = {
     "eager": ("shapefuzz.systems.eager", "EagerSystem"),
     "make_fx": ("shapefuzz.systems.make_fx", "MakeFxSystem"),
     "export": ("shapefuzz.systems.export", "ExportSystem"),
+    "compile": ("shapefuzz.systems.compile", "CompileSystem"),
     "torch-env": ("shapefuzz.systems.torch_env", "TorchEnvSystem"),
     "ref": ("shapefuzz.systems.ref", "RefSystem"),
 }
@@ -29,9 +32,17 @@ CONFIGS["torch-env"] = ("default", "agfs=1", "agfs=2", "stack-traces-off",
                         "all-slow", "no-specialize-zero-one", "no-duck-shape",
                         "backed-size-oblivious", "prefer-deferred")
 CONFIGS["ref"] = _ref_config_names()
+CONFIGS["make_fx"] = ("default",) + TOGGLE_CONFIGS
+CONFIGS["export"] = ("default", "strict", "dim-auto", "named-dims", "strict+named-dims") + TOGGLE_CONFIGS
+CONFIGS["compile"] = compile_config_names()
+#: configs run only when named (--config inductor); slower than the rest
+OPT_IN = {"compile": tuple(OPT_IN_CONFIGS)}
+#: configs a campaign runs when no --config is given (the traced systems are slow per config)
+DEFAULT_CONFIGS = {"make_fx": ("default",), "export": ("default",),
+                   "compile": ("default", "dynamic=True", "mark-dynamic", "aot_eager")}
 DEFAULT_SYSTEMS = ("make_fx", "export")
 #: which program kinds each system runs
-KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",),
+KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",), "compile": ("tensors",),
          "torch-env": ("questions",), "ref": ("questions", "tensors")}
 
 
