@@ -71,12 +71,15 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
         if s not in SYSTEMS or s == "eager":
             raise BadInput(f"--system {s!r} is not a system to fuzz; choose from "
                            f"{', '.join(x for x in SYSTEMS if x != 'eager')}")
+    from shapefuzz.systems import DEFAULT_CONFIGS, OPT_IN
+
     targets = []
     for s in systems:
-        names = CONFIGS[s] if not configs or "all" in configs else configs
+        names = (CONFIGS[s] if "all" in configs else configs) if configs else DEFAULT_CONFIGS.get(s, CONFIGS[s])
         for c in names:
-            if c not in CONFIGS[s]:
-                raise BadInput(f"--config {c!r} is not a config of {s}; known: {', '.join(CONFIGS[s])}")
+            if c not in CONFIGS[s] + OPT_IN.get(s, ()):
+                raise BadInput(f"--config {c!r} is not a config of {s}; known: "
+                               f"{', '.join(CONFIGS[s] + OPT_IN.get(s, ()))}")
             targets.append((s, c))
     if budget <= 0:
         raise BadInput(f"--budget {budget}: must be a positive number of seconds")
@@ -142,8 +145,12 @@ def systems():
     """List every system and its named configs."""
     from shapefuzz.systems import CONFIGS, SYSTEMS
 
+    from shapefuzz.systems import DEFAULT_CONFIGS, OPT_IN
+
     for s in SYSTEMS:
-        click.echo(f"{s}: {', '.join(CONFIGS[s])}")
+        extra = f"; opt-in: {', '.join(OPT_IN[s])}" if s in OPT_IN else ""
+        dflt = f" (default: {', '.join(DEFAULT_CONFIGS[s])})" if s in DEFAULT_CONFIGS else ""
+        click.echo(f"{s}{dflt}: {', '.join(CONFIGS[s])}{extra}")
 
 
 @cli.command()
