@@ -19,6 +19,13 @@ def broadcast_shapes(s, *shapes) -> tuple:
     for shape in shapes:
         for idx in range(-1, -1 - len(shape), -1):
             n = shape[idx]
+            if s.backed_size_oblivious:  # specialize to 1 where only broadcasting fits the hints
+                a, b = s.hint(n), s.hint(common[idx])
+                if a is not None and b is not None:
+                    if a == 1 and b != 1:
+                        s.check(s.sym(n) == 1)
+                    if b == 1 and a != 1:
+                        s.check(s.sym(common[idx]) == 1)
             if s.guard_or_false(s.sym(n) == common[idx]):
                 continue
             if s.guard_or_false(s.sym(common[idx]) == 1):

@@ -182,6 +182,15 @@ class Shapes:
         e = self.expr(x)
         return int(e) if e.is_Integer else None
 
+    def hint(self, x) -> int | None:
+        """x's value in this run if the env may know it (backed), else None."""
+        v = self.static(x)
+        return v if v is not None else self.env.hint_of(self.sym(x).node)
+
+    @property
+    def backed_size_oblivious(self) -> bool:
+        return self.env.settings.backed_size_oblivious
+
     def unbacked(self, lo=-math.inf, hi=math.inf, size_like: bool = False) -> SymInt:
         """A fresh data-dependent SymInt with the range [lo, hi] (torch's
         create_unbacked_symint, then _constrain_range_for_size when size_like)."""
