@@ -2,29 +2,63 @@
 
 Note [rounds]: Hypothesis stops a test at its first failure, but a campaign must go on. So a
 campaign is a series of rounds, each one @given run with its own derived seed. In a round, every
-program runs through every system and oracle; the first finding with a *new* signature makes the
-test fail, Hypothesis shrinks it (only the systems that finding involves are run while
-shrinking, and shrinking has its own time budget), the smallest failing program is kept, and the
-next round starts. Signatures already seen are counted, never raised again, so rounds move on to
-new bugs. The same seed gives the same sequence of programs."""
+program runs through every system and oracle; the first finding with a *new* signature ends the
+round, Hypothesis shrinks it (only the systems that finding involves are run while shrinking,
+and shrinking has its own time budget), the smallest failing program is kept, and the next round
+starts. Signatures already seen are counted, never raised again, so rounds move on to new bugs.
+
+Note [parallel rounds]: to keep N workers busy, the generating test body does not wait for a
+program's observations: it submits the program's jobs and returns (Hypothesis sees a pass), with
+up to N + 1 programs in flight. Results are processed strictly in generation order, so the
+campaign's state after program i never depends on N. When program k of round r shows a new
+signature, programs after k that are already in flight are cancelled and not counted, and round r
+is replayed with the same seed to shrink it: the body passes on programs 0..k-1 (Hypothesis
+generates the same ones: the seed is the same and every earlier body passed), raises on program
+k and then shrinks as usual. Hence a seed gives the same set of programs whatever N is.
+
+Note [resume]: `state()` is a JSON checkpoint (round, position in the round, pending shrink,
+counters, bugs, program hashes). A campaign built with `resume=state` replays round r's first
+`pos` programs without running them (cheap: generation only) and goes on, so a run killed with
+SIGKILL and started again processes the same programs as one that never stopped.
+
+Note [shared database]: generating rounds use no example database (a database would make them
+depend on what other campaigns saved). Shrinking saves its result to `database`, and at start-up
+a campaign replays every example in it (Phase.reuse), so campaigns on several machines sharing
+one database (e.g. Redis) pick up each other's shrunk findings."""
 
 from __future__ import annotations
 
+import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
-from shapefuzz.evaluate import Evaluation, evaluate, is_valid
+from shapefuzz.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.findings import Finding
 from shapefuzz.program import Program
 from shapefuzz.strategies import programs_from, qprograms
 from shapefuzz.strategies.settings import GenSettings
 
-__all__ = ["CampaignSettings", "Campaign", "FoundBug", "CampaignStats"]
+__all__ = [
+    "STATE_SCHEMA",
+    "Campaign",
+    "CampaignSettings",
+    "CampaignStats",
+    "FoundBug",
+    "ResumeError",
+    "program_hash",
+]
+
+STATE_SCHEMA = 1
+
+
+class ResumeError(ValueError):
+    """A saved campaign state cannot be resumed with these settings; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,13 +71,14 @@ class CampaignSettings:
     n_variants: int = 6
     shrink_budget_s: float = 30.0
     database: object | None = None  # a Hypothesis ExampleDatabase, or None
+    parallel: int = 1  # programs evaluated at once (the number of workers)
 
 
 @dataclass
 class FoundBug:
     finding: Finding
     program: Program
-    evaluation: Evaluation
+    evaluation: Evaluation | None  # None when restored from a checkpoint (already saved)
     count: int = 1
     first_s: float = 0.0
     first_program: int = 0
@@ -59,7 +94,13 @@ class CampaignStats:
     decisions: Counter = field(default_factory=Counter)
     timeline: list = field(default_factory=list)  # (elapsed_s, programs, findings)
     shrink_runs: int = 0
-    trace_s: float = 0.0  # time spent inside systems (for the overhead figure)
+    db_replays: int = 0  # examples replayed from the shared database (not counted as programs)
+    trace_s: float = 0.0  # time spent waiting for systems (for the overhead figure)
+    hashes: list = field(default_factory=list)  # program_hash of every counted program, in order
+
+
+def program_hash(program) -> str:
+    return hashlib.sha256(program.dumps().encode()).hexdigest()[:16]
 
 
 class _Signal(Exception):
@@ -70,65 +111,119 @@ class _Stop(BaseException):
     """Budget exhausted: escapes Hypothesis without being taken for a failure."""
 
 
-class Campaign:
-    def __init__(self, cfg: CampaignSettings, run_many: Callable, on_progress: Callable | None = None,
-                 on_bug: Callable[[FoundBug], None] | None = None):
-        self.cfg = cfg
+class _Serial:
+    """A plain `run_many(jobs)` callable seen through the WorkerPool group interface."""
+
+    def __init__(self, run_many: Callable):
         self.run_many = run_many
+        self._done: dict = {}
+
+    def submit(self, tag, jobs) -> None:
+        self._done[tag] = self.run_many(jobs)
+
+    def poll(self, timeout: float = 0.0) -> list:
+        done, self._done = list(self._done.items()), {}
+        return done
+
+    def cancel(self, tag) -> None:
+        self._done.pop(tag, None)
+
+
+class Campaign:
+    def __init__(self, cfg: CampaignSettings, executor: Any, on_progress: Callable | None = None,
+                 on_bug: Callable[[FoundBug], None] | None = None,
+                 checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None):
+        self.cfg = cfg
+        self.pool = executor if executor is None or hasattr(executor, "submit") else _Serial(executor)
         self.on_progress = on_progress or (lambda c: None)
         self.on_bug = on_bug or (lambda b: None)
+        self.checkpoint = checkpoint or (lambda state: None)
         self.stats = CampaignStats()
         self.bugs: dict[str, FoundBug] = {}
         self.t0 = 0.0
+        self.offset_s = 0.0  # campaign time spent before a resume
+        self.round = 0
+        self.pos = 0  # programs of the current round already processed
+        self.pending_shrink: dict | None = None  # {"index", "signature", "program"}
+        self._mode = "generate"
+        self._idx = 0
         self._target: str | None = None
         self._shrink_deadline = 0.0
+        self._last_checkpoint = 0.0
+        if resume is not None:
+            self._restore(resume)
 
     # ---- driving ---------------------------------------------------------------------------
     def elapsed(self) -> float:
-        return time.monotonic() - self.t0
+        return time.monotonic() - self.t0 + self.offset_s
 
     def _done(self) -> bool:
         over = self.cfg.max_examples is not None and self.stats.programs >= self.cfg.max_examples
         return over or self.elapsed() >= self.cfg.budget_s
 
-    def run(self) -> Campaign:
+    def run(self, executor: Any = None) -> Campaign:
+        if executor is not None:
+            self.pool = executor if hasattr(executor, "submit") else _Serial(executor)
         self.t0 = time.monotonic()
-        rnd = 0
-        while not self._done():
-            self._target = None
-            try:
-                self._round_test(rnd)()
-            except _Signal:
-                pass  # the shrunk example: already recorded by _shrink_step
-            except _Stop:
-                pass
-            except HypothesisException:
-                pass  # e.g. flaky while shrinking: keep the best example we saw
-            if self._target is not None:
-                self._finish_bug(self._target)
-            rnd += 1
+        if self.cfg.database is not None:
+            self._import_shared()
+        while not self._done() or self.pending_shrink is not None:
+            if self.pending_shrink is None:
+                if not self._generate_round() and not self._done():
+                    self._next_round()  # Hypothesis exhausted this round's space
+                continue
+            self._shrink_pending()
+            self._next_round()
         for bug in self.bugs.values():
-            if not bug.shrunk:
+            if not bug.shrunk and bug.evaluation is not None:
                 self.on_bug(bug)  # found beside another one and never met again: saved as found
+        self._save_checkpoint(force=True)  # the caller marks it finished once reported
         self.on_progress(self)
         return self
 
-    def _round_test(self, rnd: int):
-        s = settings(database=self.cfg.database, max_examples=10**9, deadline=None,
-                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-                     report_multiple_bugs=False,
-                     phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink))
+    def _next_round(self) -> None:
+        self.round, self.pos, self.pending_shrink = self.round + 1, 0, None
+        self._save_checkpoint(force=True)
 
-        @seed(self.cfg.seed * 100_003 + rnd)
+    def _hypothesis_run(self, phases, database) -> None:
+        """One Hypothesis run of round `self.round`; the body does what `self._mode` says. One
+        test function for every mode, so the example database key is the same throughout."""
+        s = settings(database=database, max_examples=10**9, deadline=None,
+                     suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
+                     report_multiple_bugs=self._mode == "import", phases=phases)
+
+        @seed(self.cfg.seed * 100_003 + self.round)
         @s
         @given(self._strategy())
         def shapefuzz_campaign(program):
-            if self._target is None:
-                self._generate_step(program)
-            else:
-                self._shrink_step(program)
+            self._body(program)
 
-        return shapefuzz_campaign
+        self._idx = 0
+        try:
+            shapefuzz_campaign()
+        except (_Signal, _Stop, HypothesisException, BaseExceptionGroup):
+            pass  # _Signal: the shrunk example, already recorded; HypothesisException: e.g.
+            # flaky while shrinking, keep the best example we saw
+
+    def _body(self, program) -> None:
+        i, self._idx = self._idx, self._idx + 1
+        if self._mode == "generate":
+            self._submit_step(i, program)
+        elif self._mode == "replay":
+            self._replay_step(i, program)
+        elif self._mode == "shrink":
+            self._shrink_step(program)
+        else:
+            self._import_step(program)
+
+    @staticmethod
+    def example_space(cfg: CampaignSettings) -> dict:
+        """What a choice sequence means: the program kinds and generator settings."""
+        from shapefuzz.observation import to_jsonable
+        from shapefuzz.systems import accepts
+
+        kinds = sorted({k for s, _ in cfg.targets for k in ("tensors", "questions") if accepts(s, k)})
+        return {"kinds": kinds, "gen": to_jsonable(cfg.gen)}
 
     def _strategy(self):
         """Tensor programs, question programs, or both, as the targets accept them."""
@@ -141,12 +236,66 @@ class Campaign:
             [qprograms(max_ops=2 * self.cfg.gen.max_ops)] if "questions" in kinds else [])
         return strats[0] if len(strats) == 1 else st.one_of(*strats)
 
-    # ---- steps -----------------------------------------------------------------------------
-    def _generate_step(self, program: Program) -> None:
-        if self._done():
+    # ---- generating (Note [parallel rounds]) -------------------------------------------------
+    def _generate_round(self) -> bool:
+        """Run round `self.round` from `self.pos`; True when it ended on a new finding."""
+        self._mode = "generate"
+        self._flight: dict[int, Program] = {}
+        self._results: dict[int, list] = {}
+        self._hypothesis_run((Phase.generate,), None)
+        while self._flight:
+            self._drain(0.25)
+        self._save_checkpoint(force=True)
+        return self.pending_shrink is not None
+
+    def _no_more(self) -> bool:
+        if self.pending_shrink is not None or self.elapsed() >= self.cfg.budget_s:
+            return True
+        return (self.cfg.max_examples is not None
+                and self.stats.programs + len(self._flight) >= self.cfg.max_examples)
+
+    def _submit_step(self, i: int, program) -> None:
+        if i < self.pos:
+            return  # processed before a resume (Note [resume])
+        if self._no_more():
             raise _Stop
-        ev = self._evaluate(program, self.cfg.targets)
+        t = time.perf_counter()
+        self.pool.submit((self.round, i), jobs_for(program, self.cfg.targets, self.cfg.n_variants,
+                                                   self.cfg.seed))
+        self._flight[i] = program
+        while len(self._flight) > self.cfg.parallel:
+            self._drain(0.25)
+        self.stats.trace_s += time.perf_counter() - t
+        if self._no_more():
+            raise _Stop
+
+    def _drain(self, timeout: float) -> None:
+        for (rnd, i), obs in self.pool.poll(timeout):
+            if rnd == self.round and i in self._flight:
+                self._results[i] = obs
+        while self.pos in self._results and self.pending_shrink is None:
+            i = self.pos
+            program = self._flight.pop(i)
+            self._process(i, program, self._results.pop(i))
+        self.on_progress(self)
+        self._save_checkpoint()
+
+    def _process(self, i: int, program, obs: list) -> None:
+        ev = evaluate(program, self.cfg.targets, lambda jobs: obs, self.cfg.n_variants, self.cfg.seed)
+        self.pos = i + 1
         self._count(ev)
+        new = self._record(ev, program, shrunk=False)
+        if new is None:
+            return
+        self.pending_shrink = {"index": i, "signature": new.signature, "program": program.dumps()}
+        for j in [j for j in self._flight if j > i]:  # speculative: not counted, not kept
+            self.pool.cancel((self.round, j))
+            del self._flight[j]
+        self._results.clear()
+        self._save_checkpoint(force=True)
+
+    def _record(self, ev: Evaluation, program, shrunk: bool) -> Finding | None:
+        """Count the findings of one program; the first one that needs shrinking, if any."""
         new = None
         for f in ev.findings:
             bug = self.bugs.get(f.signature)
@@ -155,26 +304,40 @@ class Campaign:
                 if not bug.shrunk and new is None:  # seen before, never shrunk: shrink it now
                     new = f
                 continue
-            self.bugs[f.signature] = FoundBug(f, program, ev, first_s=self.elapsed(),
-                                              first_program=self.stats.programs)
-            new = new or f
-        self.on_progress(self)
-        if new is not None:
-            self._target = new.signature
-            self._shrink_deadline = time.monotonic() + self.cfg.shrink_budget_s
-            self._signal(new.signature)
+            bug = FoundBug(f, program, ev, first_s=self.elapsed(), first_program=self.stats.programs,
+                           shrunk=shrunk)
+            self.bugs[f.signature] = bug
+            self.on_bug(bug)  # saved at once, shrunk or not (Note [resume]: nothing is lost)
+            new = new or (None if shrunk else f)
+        return new
+
+    # ---- shrinking ---------------------------------------------------------------------------
+    def _shrink_pending(self) -> None:
+        self._target = self.pending_shrink["signature"]
+        self._mode = "replay"
+        self._hypothesis_run((Phase.generate, Phase.shrink), self.cfg.database)
+        self._finish_bug(self._target)
+
+    def _replay_step(self, i: int, program) -> None:
+        ps = self.pending_shrink
+        if i < ps["index"]:
+            return
+        if i > ps["index"] or program.dumps() != ps["program"]:
+            raise _Stop  # generation was not reproducible: keep the finding unshrunk
+        self._mode = "shrink"
+        self._shrink_deadline = time.monotonic() + self.cfg.shrink_budget_s
+        self._signal(self._target)
 
     def _shrink_step(self, program: Program) -> None:
         if time.monotonic() > self._shrink_deadline or self.elapsed() > self.cfg.budget_s * 1.5:
             raise _Stop
         bug = self.bugs[self._target]
-        targets = self._involved(bug)
-        ev = self._evaluate(program, targets)
+        ev = self._evaluate(program, self._involved(bug))
         self.stats.shrink_runs += 1
         hit = next((f for f in ev.findings if f.signature == self._target), None)
         if hit is None:
             return
-        if program.size() < bug.program.size():
+        if bug.evaluation is None or program.size() < bug.program.size():
             bug.program, bug.evaluation, bug.finding = program, ev, hit
         self._signal(self._target)
 
@@ -197,20 +360,100 @@ class Campaign:
     def _finish_bug(self, sig: str) -> None:
         bug = self.bugs[sig]
         bug.shrunk = True
-        self.on_bug(bug)
+        if bug.evaluation is not None:
+            self.on_bug(bug)
 
     def _evaluate(self, program: Program, targets) -> Evaluation:
         t = time.perf_counter()
-        ev = evaluate(program, targets, self.run_many, self.cfg.n_variants, self.cfg.seed)
+        ev = evaluate(program, targets, self.pool.run_many, self.cfg.n_variants, self.cfg.seed)
         self.stats.trace_s += time.perf_counter() - t
         return ev
 
+    # ---- the shared database (Note [shared database]) ----------------------------------------
+    def _import_shared(self) -> None:
+        self._mode = "import"
+        self._hypothesis_run((Phase.reuse,), self.cfg.database)
+        self._save_checkpoint(force=True)
+
+    def _import_step(self, program) -> None:
+        ev = self._evaluate(program, self.cfg.targets)
+        self.stats.db_replays += 1
+        self._record(ev, program, shrunk=True)  # shrunk by whichever campaign saved it
+        if ev.findings:
+            self._signal("shared")  # still failing: Hypothesis keeps it in the database
+
+    # ---- counting ----------------------------------------------------------------------------
     def _count(self, ev: Evaluation) -> None:
         st = self.stats
         st.programs += 1
         st.valid += is_valid(ev)
+        st.hashes.append(program_hash(ev.program))
         st.ops.update(ev.program.op_names())
         for o in ((ev.eager,) if ev.eager is not None else ()) + ev.observations:
             st.outcomes[(o.system, o.config, o.outcome.kind)] += 1
             st.decisions.update(d.how for d in o.decisions)
         st.timeline.append((round(self.elapsed(), 3), st.programs, len(self.bugs)))
+
+    # ---- checkpoints (Note [resume]) ---------------------------------------------------------
+    def fingerprint(self) -> dict:
+        """What must match for a checkpoint to be resumed: the same programs and targets."""
+        from shapefuzz.observation import to_jsonable
+
+        return {"seed": self.cfg.seed, "targets": [list(t) for t in self.cfg.targets],
+                "gen": to_jsonable(self.cfg.gen), "n_variants": self.cfg.n_variants}
+
+    def _save_checkpoint(self, force: bool = False, finished: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last_checkpoint >= 1.0:
+            self._last_checkpoint = now
+            self.checkpoint(self.state(finished))
+
+    def state(self, finished: bool = False) -> dict:
+        from shapefuzz.observation import to_jsonable
+
+        st = self.stats
+        return {
+            "schema": STATE_SCHEMA, "kind": "shapefuzz-campaign-state", "finished": finished,
+            "fingerprint": self.fingerprint(), "round": self.round, "pos": self.pos,
+            "pending_shrink": self.pending_shrink, "elapsed_s": self.elapsed(),
+            "stats": {"programs": st.programs, "valid": st.valid, "shrink_runs": st.shrink_runs,
+                      "db_replays": st.db_replays, "trace_s": st.trace_s,
+                      "outcomes": [[*k, n] for k, n in st.outcomes.items()],
+                      "ops": dict(st.ops), "decisions": dict(st.decisions),
+                      "timeline": st.timeline[-2000:], "hashes": st.hashes},
+            "bugs": [{"finding": to_jsonable(b.finding), "program": b.program.to_json(),
+                      "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
+                      "shrunk": b.shrunk} for b in self.bugs.values()],
+        }
+
+    def _restore(self, state: dict) -> None:
+        try:
+            self._restore_unchecked(state)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise ResumeError(f"the saved campaign state is malformed ({type(e).__name__}: {e}); "
+                              "remove campaign-state.json from --out to start afresh") from None
+
+    def _restore_unchecked(self, state: dict) -> None:
+        from shapefuzz.workers import load_program
+
+        if state.get("kind") != "shapefuzz-campaign-state" or state.get("schema") != STATE_SCHEMA:
+            raise ResumeError("campaign-state.json is not a campaign state of this shapefuzz version; "
+                              "use another --out")
+        if state["fingerprint"] != self.fingerprint():
+            raise ResumeError("--out holds an unfinished campaign with other settings (seed, systems, "
+                              "configs or generator); resume it with the same flags or use another --out")
+        self.round, self.pos = int(state["round"]), int(state["pos"])
+        self.pending_shrink = state["pending_shrink"]
+        self.offset_s = float(state["elapsed_s"])
+        s, st = state["stats"], self.stats
+        st.programs, st.valid, st.shrink_runs = int(s["programs"]), int(s["valid"]), int(s["shrink_runs"])
+        st.db_replays, st.trace_s = int(s.get("db_replays", 0)), float(s["trace_s"])
+        st.outcomes = Counter({(a, b, c): n for a, b, c, n in s["outcomes"]})
+        st.ops, st.decisions = Counter(s["ops"]), Counter(s["decisions"])
+        st.timeline = [tuple(x) for x in s["timeline"]]
+        st.hashes = [str(h) for h in s["hashes"]]
+        for b in state["bugs"]:
+            f = Finding(**b["finding"])
+            self.bugs[f.signature] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),
+                                              float(b["first_s"]), int(b["first_program"]),
+                                              bool(b["shrunk"]))

@@ -17,8 +17,19 @@ from shapefuzz.findings import Finding
 from shapefuzz.observation import to_jsonable
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
 
-__all__ = ["Case", "CaseError", "load_case", "save_case", "atomic_write", "case_dirname", "STATUSES",
-           "CASE_SCHEMA"]
+__all__ = [
+    "CASE_SCHEMA",
+    "STATE_FILE",
+    "STATUSES",
+    "Case",
+    "CaseError",
+    "atomic_write",
+    "case_dirname",
+    "load_case",
+    "load_state",
+    "save_case",
+    "save_state",
+]
 
 CASE_SCHEMA = 1
 STATUSES = ("bug", "fixed", "known-upstream")
@@ -156,3 +167,27 @@ def _case_from_json(obj: Any, where: str) -> Case:
     return Case(finding, program, replay, status, tuple(tuple(kv) for kv in tc),
                 str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where, tuple(fb),
                 None if alt is None else tuple(alt))
+
+
+# ---- campaign checkpoints (Note [resume] in campaign.py) ----------------------------------------
+STATE_FILE = "campaign-state.json"
+
+
+def save_state(out: Path, state: dict) -> None:
+    atomic_write(Path(out) / STATE_FILE, json.dumps(state, separators=(",", ":")))
+
+
+def load_state(out: Path) -> dict | None:
+    """The checkpoint of an unfinished campaign in `out`, or None (none, or it finished)."""
+    p = Path(out) / STATE_FILE
+    try:
+        state = json.loads(p.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
+        # atomic writes make a torn checkpoint impossible; anything else is not ours to guess at
+        raise CaseError(f"{p}: unreadable campaign state ({type(e).__name__}); remove it to start "
+                        "afresh (saved findings stay)") from None
+    if not isinstance(state, dict):
+        raise CaseError(f"{p}: not a campaign state; remove it to start afresh (saved findings stay)")
+    return None if state.get("finished") else state

@@ -1,21 +1,41 @@
 """Long-lived worker processes that hold torch (imported once per worker, ~2.5 s) and run
-systems on programs. A worker that crashes (segfault, abort, OOM kill) or hangs past the
-per-job timeout is replaced, and the job's observation says `crash` / `timeout`.
+systems on programs.
+
+Note [isolation]: a program under test may segfault, abort, eat memory or hang. None of that may
+stop a campaign. Each job runs in a worker; a worker that dies (segfault, abort, kernel OOM kill)
+gives the job a `crash` observation, one that does not answer within the per-job timeout is
+killed and gives `timeout`, and either way a fresh worker replaces it. Memory: once warm (torch
+imported, ~0.8 GB of address space, ~0.35 GB resident on torch 2.13 CPU), a worker caps its
+address space (RLIMIT_AS) at its warm size plus `memory_mb`. The cap is relative because torch's
+own mappings differ between builds; a fixed RLIMIT_AS would either starve torch at import or be
+meaningless. An allocation past the cap fails at once (MemoryError / "can't allocate memory")
+instead of swapping the machine; that job's observation becomes `crash` ("out of memory") and
+the worker restarts, as its heap may be in a bad state.
 
 Workers are spawned with the parent's interpreter and environment, so a locally patched or
-self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md contracts)."""
+self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md contracts). `plugins` are modules
+every worker imports at start-up (extra ops or systems; the tests plant crashing ops this way).
+
+Jobs are submitted in groups (one program's jobs); `poll` returns whole groups as they finish, so
+a campaign can keep several programs in flight (Note [parallel rounds] in campaign.py)."""
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing as mp
+import os
+import signal
+import time
 import traceback
+from collections import deque
+from collections.abc import Hashable
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
 from shapefuzz.observation import Observation, Outcome
 
-__all__ = ["Job", "WorkerPool", "ShapefuzzBug", "run_job", "load_program"]
+__all__ = ["Job", "ShapefuzzBug", "WorkerPool", "import_plugins", "load_program", "run_job"]
 
 
 class ShapefuzzBug(RuntimeError):
@@ -76,10 +96,56 @@ def apply_torch_config(torch_config: tuple[tuple[str, Any], ...]) -> None:
         setattr(fxx, key, value)
 
 
-def _worker_main(conn, torch_config, log_path) -> None:
-    import os
+def import_plugins(plugins: tuple[str, ...]) -> None:
+    for name in plugins:
+        importlib.import_module(name)
+
+
+# ---- inside a worker ---------------------------------------------------------------------------
+def _die_with_parent() -> None:
+    """A worker stuck in a hang must not outlive a campaign killed with SIGKILL (Linux only)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _limit_memory(memory_mb: int) -> None:
+    """Note [isolation]: RLIMIT_AS relative to the warm worker's address space."""
+    if memory_mb <= 0:
+        return
+    import resource
+
+    try:
+        cap = _vm_size_bytes() + memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (OSError, ValueError):
+        pass  # no /proc or a lower hard limit: run without our cap
+
+
+def _out_of_memory(obs: Observation) -> bool:
+    o = obs.outcome
+    return o.kind == "error" and (o.exc_type == "MemoryError" or "can't allocate memory" in o.message
+                                  or "std::bad_alloc" in o.message)
+
+
+def _oom(job: Job, memory_mb: int) -> Observation:
+    return Observation(job.system, job.config, Outcome(
+        "crash", "MemoryError", f"out of memory: the program needed more than {memory_mb} MB over a "
+        "warm worker (raise --memory-limit if that is legitimate)"))
+
+
+def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     import warnings
 
+    _die_with_parent()
     if log_path:  # torch prints failing graphs to stderr; keep the campaign's terminal clean
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(fd, 1)
@@ -87,9 +153,11 @@ def _worker_main(conn, torch_config, log_path) -> None:
 
     warnings.filterwarnings("ignore")
     apply_torch_config(torch_config)
-    import shapefuzz.systems.export  # noqa: F401  (warm imports before the first job)
+    import_plugins(plugins)
+    import shapefuzz.systems.export
     import shapefuzz.systems.make_fx  # noqa: F401
 
+    _limit_memory(memory_mb)
     conn.send(("ready", None))
     while True:
         try:
@@ -99,19 +167,27 @@ def _worker_main(conn, torch_config, log_path) -> None:
         if job is None:
             return
         try:
-            conn.send(("ok", run_job(job)))
+            obs = run_job(job)
+        except MemoryError:
+            obs = _oom(job, memory_mb)
         except Exception:
             conn.send(("bug", traceback.format_exc()))
+            continue
+        if memory_mb > 0 and _out_of_memory(obs):
+            conn.send(("last", _oom(job, memory_mb)))
+            return  # the heap may be fragmented or half-initialised: start afresh
+        conn.send(("ok", obs))
 
 
+# ---- the parent side ---------------------------------------------------------------------------
 class _Worker:
-    def __init__(self, ctx, torch_config, log_path):
+    def __init__(self, ctx, args):
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, torch_config, log_path), daemon=True)
+        self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
         self.proc.start()
         child.close()
         self.ready = False
-        self.job: Job | None = None
+        self.task: tuple[Hashable, int, Job] | None = None  # (group tag, index in group, job)
         self.deadline = 0.0
 
     def kill(self) -> None:
@@ -121,16 +197,41 @@ class _Worker:
         self.conn.close()
 
 
+def _death_message(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (the kernel's OOM killer, or a kill from outside)" if name == "SIGKILL" else ""
+        return f"worker died from {name}{hint}"
+    return f"worker died (exit code {code})"
+
+
 class WorkerPool:
-    def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 120.0,
-                 log_path: str | None = None):
+    """`n` workers. `submit(tag, jobs)` queues a group, `poll()` returns finished groups;
+    `run_many(jobs)` does both for one group. Observations come back in job order."""
+
+    MAX_STARTUP_FAILURES = 3
+
+    def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 180.0,
+                 log_path: str | None = None, memory_mb: int = 0, plugins: tuple[str, ...] = ()):
         self.log_path = log_path
         self._ctx = mp.get_context("spawn")
         self.timeout_s = timeout_s
         self.startup_s = startup_s
-        self.torch_config = tuple(torch_config)
-        self.workers = [_Worker(self._ctx, self.torch_config, self.log_path) for _ in range(max(1, n))]
+        self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins))
+        self.workers = [_Worker(self._ctx, self._args) for _ in range(max(1, n))]
         self.restarts = 0
+        self._startup_failures = 0
+        self._queue: deque[tuple[Hashable, int, Job]] = deque()
+        self._groups: dict[Hashable, list[Observation | None]] = {}
+        self._left: dict[Hashable, int] = {}
+        self._finished: dict[Hashable, list[Observation]] = {}
+
+    @property
+    def size(self) -> int:
+        return len(self.workers)
 
     def close(self) -> None:
         for w in self.workers:
@@ -146,33 +247,65 @@ class WorkerPool:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # ---- groups -------------------------------------------------------------------------------
+    def submit(self, tag: Hashable, jobs: list[Job]) -> None:
+        if tag in self._groups or tag in self._finished:
+            raise ShapefuzzBug(f"job group {tag!r} submitted twice")
+        self._groups[tag] = [None] * len(jobs)
+        self._left[tag] = len(jobs)
+        self._queue.extend((tag, i, j) for i, j in enumerate(jobs))
+        if not jobs:
+            self._complete(tag)
+        self._dispatch()
+
+    def in_flight(self) -> int:
+        """Groups submitted and not yet returned by poll."""
+        return len(self._groups) + len(self._finished)
+
+    def cancel(self, tag: Hashable) -> None:
+        """Forget a group: queued jobs are dropped, running ones finish and are ignored."""
+        self._queue = deque(t for t in self._queue if t[0] != tag)
+        self._groups.pop(tag, None)
+        self._left.pop(tag, None)
+        self._finished.pop(tag, None)
+
+    def poll(self, timeout: float = 0.25) -> list[tuple[Hashable, list[Observation]]]:
+        """Wait up to `timeout` for progress; return every group finished so far."""
+        if not self._finished:
+            self._step(timeout)
+        done, self._finished = list(self._finished.items()), {}
+        return done
+
     def run_many(self, jobs: list[Job]) -> list[Observation]:
-        """Run jobs across the workers; results in job order."""
-        import time
+        """Run one group across the workers; results in job order."""
+        tag = ("run_many", object())
+        self.submit(tag, jobs)
+        while tag not in self._finished:
+            self._step(0.25)
+        return self._finished.pop(tag)
 
-        results: list[Observation | None] = [None] * len(jobs)
-        pending = list(enumerate(jobs))
-        busy: dict[int, int] = {}  # worker index -> job index
-        while pending or busy:
-            for wi, w in enumerate(self.workers):
-                if wi not in busy and pending and w.proc.is_alive():
-                    ji, job = pending.pop(0)
-                    w.conn.send(job)
-                    w.job = job
-                    w.deadline = time.monotonic() + self.timeout_s + (0 if w.ready else self.startup_s)
-                    busy[wi] = ji
-            conns = {self.workers[wi].conn: wi for wi in busy}
-            ready = wait(list(conns), timeout=0.25)
-            for c in ready:
-                wi = conns[c]
-                results[busy.pop(wi)] = self._receive(wi)
-            now = time.monotonic()
-            for wi in list(busy):
-                if now > self.workers[wi].deadline:
-                    results[busy.pop(wi)] = self._fail(wi, "timeout", f"no answer in {self.timeout_s:.0f} s")
-        return results  # type: ignore[return-value]
+    # ---- machinery ----------------------------------------------------------------------------
+    def _dispatch(self) -> None:
+        for wi, w in enumerate(self.workers):
+            if w.task is None and self._queue:
+                w.task = self._queue.popleft()
+                w.conn.send(w.task[2])
+                w.deadline = time.monotonic() + self.timeout_s + (0 if w.ready else self.startup_s)
 
-    def _receive(self, wi: int) -> Observation:
+    def _step(self, timeout: float) -> None:
+        self._dispatch()
+        busy = {w.conn: wi for wi, w in enumerate(self.workers) if w.task is not None}
+        if not busy:
+            return
+        for c in wait(list(busy), timeout=timeout):
+            self._receive(busy[c])
+        now = time.monotonic()
+        for wi, w in enumerate(self.workers):
+            if w.task is not None and now > w.deadline:
+                self._fail(wi, "timeout", f"no answer in {self.timeout_s:g} s; worker killed")
+        self._dispatch()
+
+    def _receive(self, wi: int) -> None:
         w = self.workers[wi]
         try:
             while True:
@@ -182,16 +315,53 @@ class WorkerPool:
                 w.ready = True
         except (EOFError, OSError):
             w.proc.join(5)
-            return self._fail(wi, "crash", f"worker died (exit code {w.proc.exitcode})")
+            if not w.ready:
+                return self._startup_failed(wi)
+            return self._fail(wi, "crash", _death_message(w.proc.exitcode))
+        self._startup_failures = 0
         w.ready = True
+        task, w.task = w.task, None
         if tag == "bug":
-            raise ShapefuzzBug(f"shapefuzz failed on {w.job.system} for program {w.job.program_json}\n{payload}")
-        return payload
+            raise ShapefuzzBug(f"shapefuzz failed on {task[2].system} for program "
+                               f"{task[2].program_json}\n{payload}")
+        if tag == "last":  # it exits after this answer (out of memory): replace it now
+            self._replace(wi)
+        self._store(task, payload)
 
-    def _fail(self, wi: int, kind: str, message: str) -> Observation:
-        w = self.workers[wi]
-        job = w.job
-        w.kill()
+    def _store(self, task, obs: Observation) -> None:
+        tag, i, _ = task
+        if tag not in self._groups:
+            return  # cancelled
+        self._groups[tag][i] = obs
+        self._left[tag] -= 1
+        if self._left[tag] == 0:
+            self._complete(tag)
+
+    def _complete(self, tag) -> None:
+        self._finished[tag] = self._groups.pop(tag)  # type: ignore[assignment]
+        del self._left[tag]
+
+    def _startup_failed(self, wi: int) -> None:
+        """A worker that dies before it is ready is not the job's fault: retry the job."""
+        task = self.workers[wi].task
+        self._startup_failures += 1
+        if self._startup_failures >= self.MAX_STARTUP_FAILURES:
+            where = f"; see {self.log_path}" if self.log_path else ""
+            raise ShapefuzzBug(f"workers die while starting ({_death_message(self.workers[wi].proc.exitcode)})"
+                               f"{where}; check that `python -c 'import torch, shapefuzz'` works")
+        self.workers[wi].task = None
+        self._replace(wi)
+        if task is not None:
+            self._queue.appendleft(task)
+
+    def _fail(self, wi: int, kind: str, message: str) -> None:
+        task = self.workers[wi].task
+        self.workers[wi].task = None
+        self._replace(wi)
+        job = task[2]
+        self._store(task, Observation(job.system, job.config, Outcome(kind, kind.capitalize(), message)))
+
+    def _replace(self, wi: int) -> None:
+        self.workers[wi].kill()
         self.restarts += 1
-        self.workers[wi] = _Worker(self._ctx, self.torch_config, self.log_path)
-        return Observation(job.system, job.config, Outcome(kind, kind.capitalize(), message))
+        self.workers[wi] = _Worker(self._ctx, self._args)

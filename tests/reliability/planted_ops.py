@@ -1,0 +1,66 @@
+"""TEST-ONLY: an op that aborts, hangs or eats memory while torch traces it (on fake tensors),
+never in eager, so the campaign process (which runs ops eagerly while generating) and the
+eager reference stay safe. It exists only where this module is imported: the reliability tests
+pass it with `--plugin planted_ops` (PYTHONPATH=tests/reliability), so normal runs never see it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import hypothesis.strategies as st
+
+from shapefuzz.ops.base import Op, expect_choice, expect_tensor, register
+from shapefuzz.program import VType
+
+ACTIONS = ("none", "abort", "hang", "oom")
+#: what generation draws: mostly harmless, so a campaign also has ordinary programs to run
+DRAWN = ("none",) * 6 + ("abort", "hang")
+
+
+def _traced(x) -> bool:
+    from torch._subclasses.fake_tensor import is_fake
+
+    return is_fake(x)
+
+
+def _misbehave(action: str) -> None:
+    if action == "abort":
+        os.abort()  # SIGABRT, as a failed C++ assertion in torch would
+    elif action == "hang":
+        while True:
+            time.sleep(1)
+    elif action == "oom":
+        hog = []
+        while True:  # touch 64 MB at a time until the worker's memory cap stops us
+            hog.append(bytearray(64 << 20))
+
+
+@register
+class Planted(Op):
+    name, family = "planted", "planted"
+    weight = 4
+
+    def out_types(self, args, n_out):
+        x, action = args
+        t = expect_tensor(x, "x")
+        expect_choice(action, ACTIONS, "action")
+        return (VType.tensor(t.dtype, t.rank),)
+
+    def eager(self, args, n_out):
+        x, action = args
+        if _traced(x):
+            _misbehave(action)
+        return (x.clone(),)
+
+    def source(self, args):
+        return f"{args[0]}.clone()"
+
+    def symbolic(self, args, n_out, s):
+        return (s.tensor(args[0].shape, args[0].dtype),)
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw)
+        if x is not None:
+            ctx.emit(self.name, (x, draw(st.sampled_from(DRAWN))))

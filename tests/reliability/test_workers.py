@@ -1,0 +1,45 @@
+"""Note [isolation]: a worker that aborts, hangs or runs out of memory gives its job a `crash` /
+`timeout` observation and is replaced; the next job runs normally."""
+
+import pytest
+
+from shapefuzz.evaluate import jobs_for
+from shapefuzz.program import Program
+from shapefuzz.workers import WorkerPool
+
+pytestmark = pytest.mark.slow
+
+
+def planted(action: str) -> Program:
+    import planted_ops  # noqa: F401  (registers the test-only op in this process)
+
+    return Program.from_json({
+        "schema": 1,
+        "inputs": [{"name": "x0", "dtype": "float", "shape": [3], "dims": ["dynamic"],
+                    "data": [1.0, 2.0, 3.0]}],
+        "instrs": [{"op": "planted", "args": [{"v": 0}, action]}], "outputs": [1]})
+
+
+def test_abort_hang_and_oom_are_observations_and_the_pool_goes_on():
+    cases = [("none", "ok", ""), ("abort", "crash", "SIGABRT"), ("hang", "timeout", "no answer in 8 s"),
+             ("oom", "crash", "out of memory"), ("none", "ok", "")]
+    with WorkerPool(1, timeout_s=8, memory_mb=512, plugins=("planted_ops",)) as pool:
+        for action, kind, text in cases:
+            eager, traced = pool.run_many(jobs_for(planted(action), (("make_fx", "default"),), 0, 0))
+            assert eager.outcome.kind == "ok", (action, eager.outcome)  # the op only misbehaves under tracing
+            assert traced.outcome.kind == kind, (action, traced.outcome)
+            assert text in traced.outcome.message, (action, traced.outcome)
+        assert pool.restarts == 3  # abort, hang, oom: each worker replaced once
+
+
+def test_parallel_groups_come_back_whole_and_in_job_order():
+    progs = [planted("none") for _ in range(3)]
+    with WorkerPool(2, timeout_s=60, plugins=("planted_ops",)) as pool:
+        for k, p in enumerate(progs):
+            pool.submit(k, jobs_for(p, (("make_fx", "default"), ("export", "default")), 0, 0))
+        done = {}
+        while len(done) < 3:
+            done.update(pool.poll(1.0))
+        for obs in done.values():
+            assert [o.system for o in obs] == ["eager", "make_fx", "export"]
+            assert all(o.outcome.kind == "ok" for o in obs), obs
