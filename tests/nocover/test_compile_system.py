@@ -20,8 +20,9 @@ from shapefuzz.oracles import check_all
 from shapefuzz.repro import repro_source
 from shapefuzz.systems.compile import CompileSystem, call_sequence
 from shapefuzz.systems.eager import EagerSystem
+
 sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parent.parent / "cover"))
-from _helpers import I, R, inp, prog  # noqa: E402
+from _helpers import I, R, inp, prog
 
 INEQUALITIES = (sympy.Gt, sympy.Ge, sympy.Lt, sympy.Le)
 
@@ -131,13 +132,13 @@ def test_automatic_dynamic_one_graph_after_two_compiles_and_quiet():
                                     "aot_eager", "recompile-limit=2", "graph-breaks"])
 def test_quiet_on_unmodified_torch(config):
     for p in (plain(), branchy()):
-        obs, fs = findings(p, config)
+        _obs, fs = findings(p, config)
         assert fs == [], (config, [f.detail for f in fs])
 
 
 def test_dropped_guard_is_an_unsound_reuse():
     with dropped_inequality_guards():
-        obs, fs = findings(branchy())
+        _obs, fs = findings(branchy())
     kinds = {f.kind for f in fs if f.oracle == "recompile"}
     assert "unsound-reuse" in kinds, [f.detail for f in fs]
     f = next(f for f in fs if f.kind == "unsound-reuse")
@@ -156,16 +157,16 @@ def test_repro_confirms_the_planted_guard_bug(tmp_path):
     import os
 
     env = dict(os.environ)
-    clean = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    clean = subprocess.run([sys.executable, str(script)], check=False, capture_output=True, text=True, env=env, timeout=300)
     env["PYTHONPATH"] = str(plant) + os.pathsep + env.get("PYTHONPATH", "")
-    bug = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    bug = subprocess.run([sys.executable, str(script)], check=False, capture_output=True, text=True, env=env, timeout=300)
     assert bug.returncode == 1, bug.stdout + bug.stderr
     assert clean.returncode == 0, clean.stdout + clean.stderr
 
 
 def test_ignored_mark_dynamic_is_a_silent_specialization(monkeypatch):
     monkeypatch.setattr(torch._dynamo, "mark_dynamic", lambda t, d, **kw: None)
-    obs, fs = findings(plain(), "mark-dynamic")
+    _obs, fs = findings(plain(), "mark-dynamic")
     assert any(f.kind == "silent-specialization" for f in fs), [f.detail for f in fs]
 
 
@@ -180,7 +181,7 @@ def test_mark_dynamic_on_a_specialized_dim_raises():
 
 def test_broken_automatic_dynamic_is_found(monkeypatch):
     monkeypatch.setattr(torch._dynamo.config, "automatic_dynamic_shapes", False)
-    obs, fs = findings(plain())
+    _obs, fs = findings(plain())
     assert any(f.kind == "stayed-static" for f in fs), [f.detail for f in fs]
 
 
