@@ -97,6 +97,7 @@ class CampaignStats:
     db_replays: int = 0  # examples replayed from the shared database (not counted as programs)
     trace_s: float = 0.0  # time spent waiting for systems (for the overhead figure)
     hashes: list = field(default_factory=list)  # program_hash of every counted program, in order
+    smt: Counter = field(default_factory=Counter)  # (oracle, z3 status) -> n (oracles.soundness)
 
 
 def program_hash(program) -> str:
@@ -392,6 +393,7 @@ class Campaign:
         for o in ((ev.eager,) if ev.eager is not None else ()) + ev.observations:
             st.outcomes[(o.system, o.config, o.outcome.kind)] += 1
             st.decisions.update(d.how for d in o.decisions)
+            st.smt.update((c.oracle, c.status) for c in getattr(o, "smt", ()))
         st.timeline.append((round(self.elapsed(), 3), st.programs, len(self.bugs)))
 
     # ---- checkpoints (Note [resume]) ---------------------------------------------------------
@@ -420,7 +422,8 @@ class Campaign:
                       "db_replays": st.db_replays, "trace_s": st.trace_s,
                       "outcomes": [[*k, n] for k, n in st.outcomes.items()],
                       "ops": dict(st.ops), "decisions": dict(st.decisions),
-                      "timeline": st.timeline[-2000:], "hashes": st.hashes},
+                      "timeline": st.timeline[-2000:], "hashes": st.hashes,
+                      "smt": [[*k, n] for k, n in st.smt.items()]},
             "bugs": [{"finding": to_jsonable(b.finding), "program": b.program.to_json(),
                       "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
                       "shrunk": b.shrunk} for b in self.bugs.values()],
@@ -452,6 +455,7 @@ class Campaign:
         st.ops, st.decisions = Counter(s["ops"]), Counter(s["decisions"])
         st.timeline = [tuple(x) for x in s["timeline"]]
         st.hashes = [str(h) for h in s["hashes"]]
+        st.smt = Counter({(a, b): int(n) for a, b, n in s.get("smt", [])})
         for b in state["bugs"]:
             f = Finding(**b["finding"])
             self.bugs[f.signature] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz.campaign import Campaign, CampaignSettings, FoundBug
-from shapefuzz.corpus import Case, save_case
+from shapefuzz.corpus import Case, case_dirname, load_state, save_case, save_state
 from shapefuzz.observation import to_jsonable
+from shapefuzz.oracles.soundness import ORACLES as SMT_ORACLES
 from shapefuzz.progress import CampaignProgress
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import repro_source
-from shapefuzz.workers import WorkerPool
+from shapefuzz.workers import WorkerPool, import_plugins
 from shapefuzz.strategies.settings import GenSettings
 
 __all__ = ["FuzzOptions", "run_fuzz", "confirm"]
@@ -36,6 +37,9 @@ class FuzzOptions:
     quiet: bool
     known: dict = None  # signature -> note of known upstream issues
     strict: bool = False  # count known issues in the exit code too
+    memory_mb: int = 4096  # per-worker memory cap over a warm worker (Note [isolation]); 0: none
+    plugins: tuple[str, ...] = ()  # modules imported here and in every worker (extra ops/systems)
+    database: str | None = None  # shared example database URL (redis://host:port, dir:PATH)
 
 
 def _torch_version() -> str:
@@ -54,7 +58,10 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     obs = _observation_of(bug)
     replay, alt = None, None
     if obs is not None and f.replay_index >= 0:  # the replay input / other values that show it
-        if bug.program.kind == "questions":
+        if f.oracle in SMT_ORACLES:  # z3: the counter-model's input / values (obs.smt)
+            c = obs.smt[f.replay_index]
+            replay, alt = (c.replay.inputs if c.replay is not None else None), c.alt_values
+        elif bug.program.kind == "questions":
             alt = obs.qreplays[f.replay_index].values
         else:
             replay = obs.replays[f.replay_index].inputs
@@ -66,6 +73,14 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
                      f" shrunk: {bug.shrunk}", "",
                      "observation:", repr(obs)[:20000]])
     return case, repro_source(case), log
+
+
+def _by_oracle(counts) -> dict:
+    """z3 verdict counts {oracle: {unsat|sat|unknown|timeout|premature|deserved: n}}."""
+    out: dict = {}
+    for (oracle, status), n in sorted(counts.items()):
+        out.setdefault(oracle, {})[status] = n
+    return out
 
 
 def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
@@ -95,8 +110,21 @@ def _blames(camp: Campaign, run_many) -> dict[str, str]:
     return out
 
 
+def _program_set(out: Path, hashes: list[str]) -> str:
+    """programs.txt lists every program's hash; the digest of that set goes in the report (the
+    same seed gives the same set whatever --workers is, Note [parallel rounds])."""
+    import hashlib
+
+    from shapefuzz.corpus import atomic_write
+
+    text = "".join(h + "\n" for h in sorted(hashes))
+    atomic_write(out / "programs.txt", text)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def run_fuzz(opts: FuzzOptions) -> int:
     opts.out.mkdir(parents=True, exist_ok=True)
+    import_plugins(opts.plugins)
     cases_root = opts.out / "findings"
     saved: dict[str, Path] = {}
 
@@ -105,18 +133,27 @@ def run_fuzz(opts: FuzzOptions) -> int:
         saved[bug.finding.signature] = save_case(cases_root, case, repro, log, _observation_of(bug))
 
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
-                           shrink_budget_s=opts.shrink_budget_s)
+                           shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers)
+    if opts.database:
+        from dataclasses import replace
+
+        from shapefuzz.database import open_database
+
+        cfg = replace(cfg, database=open_database(opts.database, Campaign.example_space(cfg)))
     progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None)
+    # Note [resume]: an unfinished campaign in --out goes on where it was killed
+    camp = Campaign(cfg, None, progress, on_bug, checkpoint=lambda s: save_state(opts.out, s),
+                    resume=load_state(opts.out))
     t0 = time.monotonic()
-    with WorkerPool(min(opts.workers, 1 + len(opts.targets)), opts.timeout_s, opts.torch_config,
-                    log_path=str(opts.out / "workers.log")) as pool:
-        camp = Campaign(cfg, pool.run_many, progress, on_bug).run()
+    with WorkerPool(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
+                    log_path=str(opts.out / "workers.log"), plugins=opts.plugins) as pool:
+        camp.run(pool)
         blames = _blames(camp, pool.run_many)
-    elapsed = time.monotonic() - t0
+    elapsed = time.monotonic() - t0 + camp.offset_s
     progress.close()
     findings, unconfirmed = [], []
     for sig, bug in camp.bugs.items():
-        d = saved[sig]
+        d = saved.get(sig, cases_root / case_dirname(bug.finding))  # else saved before a resume
         ok = confirm(d) if opts.confirm else True
         row = {"signature": sig, "oracle": bug.finding.oracle, "severity": bug.finding.severity,
                "system": bug.finding.system, "config": bug.finding.config, "kind": bug.finding.kind,
@@ -142,11 +179,15 @@ def run_fuzz(opts: FuzzOptions) -> int:
         "outcomes": outcomes, "findings": findings,
         "new_findings": sum(not f["known"] for f in findings), "unconfirmed": unconfirmed,
         "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
+        "z3_verdicts": _by_oracle(st.smt),
         "timeline": st.timeline[:: 1 + len(st.timeline) // 2000] + st.timeline[-1:],
         "op_families": op_family_counts(dict(st.ops)), "shrink_runs": st.shrink_runs,
         "torch_config": [list(kv) for kv in opts.torch_config], "workers": opts.workers,
         "generator": to_jsonable(opts.gen),
+        "resumed": camp.offset_s > 0, "db_replays": st.db_replays,
+        "program_set": _program_set(opts.out, st.hashes),
     })
+    save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
         print(f"{st.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed finding(s) "
               f"({len(findings) - len(new) if not opts.strict else 0} known upstream)"

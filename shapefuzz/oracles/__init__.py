@@ -6,6 +6,7 @@ from shapefuzz.oracles.frontends import frontend_differential
 from shapefuzz.oracles.recompile import recompile_behaviour
 from shapefuzz.oracles.metamorphic import metamorphic
 from shapefuzz.oracles.replay import replay_agreement
+from shapefuzz.oracles.soundness import smt_findings
 from shapefuzz.oracles.truth import truth_agreement
 
 __all__ = ["eager_agreement", "replay_agreement", "compare_runs", "truth_agreement",
@@ -20,12 +21,14 @@ def check_all(program, eager, observations):
         for obs in observations:
             out += truth_agreement(program, obs)
             out += metamorphic(program, obs)
+            out += smt_findings(program, obs)
     else:
         undefined = _undefined_outputs(program)
         for obs in observations:
             out += eager_agreement(eager, obs, undefined)
             out += replay_agreement(obs, undefined)
             out += recompile_behaviour(obs)
+            out += smt_findings(program, obs)
         out += frontend_differential(program, list(observations))
     out += config_differential(list(observations), program)
     out += system_differential(list(observations), eager, program)

@@ -379,3 +379,80 @@ def unhinted(outcome) -> str:
 
 def _defined(program, values: list) -> list:
     return [values[v] if v is not None else None for _, v in program.definitions()]
+
+
+# ---- tensor programs (make_fx, export) ----------------------------------------------------------
+def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings = SmtSettings()
+                  ) -> tuple[tuple, tuple]:
+    """(axioms as text, z3 checks) for a successful trace. `rec` is the DecisionRecorder, `tr`
+    the Trace, `replay(specs) -> ReplayRecord` runs eager and the artifact on an input."""
+    import torch.fx.experimental._config as fxx
+
+    from shapefuzz.oracles.counterexample import (final_backed_ranges, input_axioms,
+                                                  model_inputs, size_axioms)
+
+    se = tr.se
+    gm = getattr(tr.gm, "graph", None) and tr.gm
+    axioms = (input_axioms(program, tr.fakes, bool(fxx.backed_size_oblivious),
+                           bool(getattr(se, "specialize_zero_one", True)))
+              + (size_axioms(gm) if gm is not None else []) + rec.axioms_of(se))
+    facts = [e for _, _, e in axioms]
+    syms = set().union(*(getattr(e, "free_symbols", set()) for e in facts)) if facts else set()
+    final = facts + final_backed_ranges(se, syms | set(binding))
+    bounds = _bounds(syms, binding)
+    undefined = frozenset(k for k, v in enumerate(program.outputs) if v in program.undefined_data())
+
+    def bind(specs):
+        return _bind(tr, specs)
+
+    def realize(k, claim, model):
+        from shapefuzz.oracles.agreement import compare_runs
+
+        specs, note = model_inputs(program, tr.fakes, bind, model)
+        if specs is None:
+            return False, note, None, None
+        r = replay(specs)
+        if not r.accepted or r.artifact is None:
+            return False, f"{note}; the artifact rejects the input ({r.artifact.error if r.artifact else ''})", r, None
+        diff = compare_runs(r.reference, r.artifact, undefined)
+        if diff is None:
+            return False, f"{note}; eager and the artifact agree on it", r, None
+        return True, f"{note}; {diff[0]}: {diff[2]}", r, None
+
+    # decisions of another ShapeEnv (tracing a torch.cond branch...) are over other symbols
+    foreign = {k for k, env in enumerate(rec.envs) if env != id(se)}
+    checks = check_claims(rec.raw, axioms, final, rec.unchecked | foreign, bounds, settings, realize)
+    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    return text, tuple(checks)
+
+
+def tensor_dde(program, rec, exc, fakes=(), settings: SmtSettings = SmtSettings()) -> tuple[tuple, tuple]:
+    """(axioms, spurious-DDE check) when tracing stopped at a data-dependent error."""
+    from shapefuzz.oracles.counterexample import input_axioms
+
+    se = getattr(exc, "shape_env", None)
+    axioms = input_axioms(program, list(fakes)) + [
+        (at, kind, e) for at, kind, e, env in rec._axioms
+        if se is None or env in (id(se), None)]
+    cond = getattr(exc, "cond", None)
+    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    if cond is None:
+        return text, ()
+    c = dde_check(cond, [e for _, _, e in axioms], settings)
+    return text, ((c,) if c is not None else ())
+
+
+def _bind(tr, specs) -> dict[str, int]:
+    """Run the traced graph on inputs, reading off every symbol's value (as far as it gets)."""
+    from shapefuzz import interp
+    from shapefuzz.systems.traced import BindingRecorder, input_binding
+
+    real = interp.make_inputs(specs)
+    b = BindingRecorder(tr.gm, tr.se)
+    try:
+        b.run(*real)
+    except Exception:  # noqa: BLE001 (an assert or kernel error: keep what was bound so far)
+        pass
+    out = {str(k): int(v) for k, v in input_binding(tr.fakes, real).items()}
+    out.update({str(k): int(v) for k, v in b.binding.items()})
+    return out

@@ -144,13 +144,20 @@ class DecisionRecorder:
         self._axioms: list[tuple] = []
         self._asserts_seen: set = set()
         self.unchecked: set[int] = set()  # static answers that are no claims (size-oblivious, hint)
+        self.envs: list[int] = []  # id() of the ShapeEnv that made each decision
 
     @property
     def axioms(self) -> tuple[tuple[int, str, str], ...]:
-        return tuple((at, kind, str(e)) for at, kind, e in self._axioms)
+        return tuple((at, kind, str(e)) for at, kind, e, _ in self._axioms)
 
-    def add_axiom(self, kind: str, expr: Any, at: int | None = None) -> None:
-        self._axioms.append((len(self._raw) if at is None else at, kind, expr))
+    def axioms_of(self, se) -> list[tuple]:
+        """(at, kind, sympy expr) learned by this ShapeEnv (tracing may make others, e.g. for
+        a torch.cond branch: their symbols are not ours)."""
+        return [(at, kind, e) for at, kind, e, env in self._axioms if env in (id(se), None)]
+
+    def add_axiom(self, kind: str, expr: Any, at: int | None = None, se: Any = None) -> None:
+        self._axioms.append((len(self._raw) if at is None else at, kind, expr,
+                             None if se is None else id(se)))
 
     @property
     def raw(self) -> list[tuple]:
@@ -211,18 +218,19 @@ class DecisionRecorder:
         if loose and how == "static":
             self.unchecked.add(len(self._raw))
         self._raw.append((expr, result, how))
+        self.envs.append(id(se))
         self._learn(se, n_guards, n_asserts, expr if check else None)
         return result
 
     def _learn(self, se, n_guards: int, n_asserts: int, checked: Any) -> None:
         """Facts this decision taught, known from the next decision on (Note [axioms])."""
         for g in se.guards[n_guards:]:
-            self.add_axiom("guard", g.expr)
+            self.add_axiom("guard", g.expr, se=se)
         if se.num_deferred_runtime_asserts > n_asserts:
             for ras in se.deferred_runtime_asserts.values():
                 for ra in ras:
                     if ra.expr not in self._asserts_seen:
                         self._asserts_seen.add(ra.expr)
-                        self.add_axiom("assert", ra.expr)
+                        self.add_axiom("assert", ra.expr, se=se)
         if checked is not None:  # torch._check(c) / expect_true: eager raises unless c holds
-            self.add_axiom("check", checked)
+            self.add_axiom("check", checked, se=se)

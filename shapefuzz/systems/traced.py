@@ -14,6 +14,7 @@ from torch.fx.experimental import symbolic_shapes as ss
 
 from shapefuzz import interp
 from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult
+from shapefuzz.oracles.soundness import tensor_checks, tensor_dde
 from shapefuzz.program import InputSpec, Program
 from shapefuzz.systems.common import (DecisionRecorder, capture, classify, eval_exprs, expr_str,
                                       reference_run, run_safely, shape_env_facts, first_line,
@@ -88,7 +89,8 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         with rec.active():
             tr = trace_fn(on_branch)
     except Exception as e:
-        return Observation(system, config, classify(e), tuple(rec.decisions),
+        axioms, smt = tensor_dde(program, rec, e)  # oracle 7: was the DDE deserved?
+        return Observation(system, config, classify(e), tuple(rec.decisions), axioms=axioms, smt=smt,
                            elapsed_s=time.perf_counter() - t0)
     forced = fallbacks()
     real = interp.make_inputs(program.inputs)
@@ -100,6 +102,8 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     binding = {**input_binding(tr.fakes, real), **binder.binding}
     facts = shape_env_facts(tr.se)
     replays = tuple(_replay(tr, program, forced, v) for v in variants)
+    # oracles 3 and 4: z3 over the decisions, counter-models replayed (oracles.soundness)
+    axioms, smt = tensor_checks(program, rec, tr, binding, lambda v: _replay(tr, program, forced, v))
     return Observation(
         system, config, Outcome("ok"), tuple(rec.decisions), facts["guards"], facts["asserts"],
         facts["replacements"], facts["ranges"],
@@ -108,7 +112,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         out_eval=eval_exprs(tr.out_vals, binding),
         fallback_branches=tuple(sorted(forced)),
         reference=reference_run(program, program.inputs, forced),
-        artifact=artifact, replays=replays, elapsed_s=time.perf_counter() - t0)
+        artifact=artifact, replays=replays, axioms=axioms, smt=smt, elapsed_s=time.perf_counter() - t0)
 
 
 def _flat(outs: Any) -> tuple:
