@@ -16,7 +16,9 @@ from shapefuzz.program import InputSpec, Program, ProgramError, Ref
 
 __all__ = ["program_to_python", "function_source", "inputs_source", "render_arg"]
 
-HEADER = "import torch\nfrom torch.fx.experimental.symbolic_shapes import (\n" \
+# flex_attention is a submodule `import torch` does not load; the flex_attention op names it
+HEADER = "import torch\nimport torch.nn.attention.flex_attention\n" \
+         "from torch.fx.experimental.symbolic_shapes import (\n" \
          "    guard_or_false, guard_or_true, statically_known_true)\n"
 
 

@@ -18,7 +18,7 @@ from .inputs import data_for, input_spec, input_specs
 from .questions import qprograms
 from .settings import GenSettings
 
-__all__ = ["programs", "programs_from", "qprograms", "input_specs", "input_spec", "data_for", "GenSettings"]
+__all__ = ["programs", "programs_from", "op_pool", "qprograms", "input_specs", "input_spec", "data_for", "GenSettings"]
 
 
 def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int = 3,
@@ -33,12 +33,18 @@ def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int 
     return programs_from(settings)
 
 
+def op_pool(settings: GenSettings) -> tuple:
+    """The ops generation draws from, each repeated by its weight. Opt-in families (slow ones,
+    Op.opt_in) are drawn only when asked for by name."""
+    return tuple(op for op in all_ops().values() for _ in range(op.weight)
+                 if op.family in settings.families or not (settings.families or op.opt_in))
+
+
 def programs_from(settings: GenSettings) -> st.SearchStrategy[Program]:
-    ops = [op for op in all_ops().values() for _ in range(op.weight)
-           if not settings.families or op.family in settings.families]
+    ops = op_pool(settings)
     if not ops:
         raise InvalidArgument(f"no op in families {settings.families}")
-    return _programs(settings, tuple(ops))
+    return _programs(settings, ops)
 
 
 @st.composite

@@ -41,6 +41,9 @@ class Op:
     data_independent_output: ClassVar[bool] = False
     #: relative frequency in generation: the ops that ask shape questions come up more often.
     weight: ClassVar[int] = 2
+    #: generated only when its family is asked for by name (a slow op, e.g. flex_attention,
+    #: whose trace costs seconds, would dominate a default campaign)
+    opt_in: ClassVar[bool] = False
 
     def out_types(self, args: tuple, n_out: int) -> tuple[VType, ...]:
         raise NotImplementedError

@@ -178,3 +178,64 @@ class Attention(Op):
             length = ctx.pick_int(draw, 0, n, prefer_sym=True)
             kv = ctx.emit("narrow", (q, seq, 0, length))[0]
         ctx.emit(self.name, (q, kv, kv, draw(st.sampled_from(sorted(SDPA_MODES)))))
+
+
+def _no_mod(score, b, h, q_idx, kv_idx):
+    return score
+
+
+def _causal(score, b, h, q_idx, kv_idx):
+    return torch.where(q_idx >= kv_idx, score, -float("inf"))
+
+
+def _relative(score, b, h, q_idx, kv_idx):
+    return score + (q_idx - kv_idx).float()
+
+
+#: score_mod name -> (function, its source as a lambda for repro.py)
+SCORE_MODS = {
+    "none": (_no_mod, "lambda score, b, h, q, kv: score"),
+    "causal": (_causal, "lambda score, b, h, q, kv: torch.where(q >= kv, score, -float('inf'))"),
+    "relative": (_relative, "lambda score, b, h, q, kv: score + (q - kv).float()"),
+}
+
+
+@register
+class FlexAttention(Op):
+    """flex_attention(q, k, v, score_mod) on [B, H, L, E] x [B, H, S, E]: opt-in, since its
+    first eager call compiles for seconds and each trace costs about one."""
+
+    name, family = "flex_attention", "flex"
+    opt_in = True
+
+    def out_types(self, args, n_out):
+        q, k, v, mod = args
+        for t, what in ((q, "q"), (k, "k"), (v, "v")):
+            if expect_tensor(t, what, FLOAT, min_rank=4).rank != 4:
+                raise ProgramError(f"flex_attention {what} must have rank 4")
+        expect_choice(mod, SCORE_MODS, "score_mod")
+        return (VType.tensor("float", 4),)
+
+    def eager(self, args, n_out):
+        from torch.nn.attention.flex_attention import flex_attention
+
+        q, k, v, mod = args
+        return (flex_attention(q, k, v, score_mod=SCORE_MODS[mod][0]),)
+
+    def source(self, args):
+        q, k, v, mod = args
+        return (f"torch.nn.attention.flex_attention.flex_attention({q}, {k}, {v}, "
+                f"score_mod={SCORE_MODS[mod][1]})")
+
+    def generate(self, ctx, draw):
+        q = ctx.pick_tensor(draw, dtypes=FLOAT, min_rank=4, max_rank=4)
+        if q is None:  # make one from a float tensor: [1, 1, n, e]
+            x = ctx.pick_tensor(draw, dtypes=FLOAT, min_rank=2, max_rank=2)
+            if x is None:
+                return
+            q = ctx.emit("unsqueeze", (ctx.emit("unsqueeze", (x, 0))[0], 0))[0]
+        kv = q
+        if draw(st.booleans()):
+            n = ctx.val(q).shape[2]
+            kv = ctx.emit("narrow", (q, 2, 0, ctx.pick_int(draw, 1, max(n, 1), prefer_sym=True)))[0]
+        ctx.emit(self.name, (q, kv, kv, draw(st.sampled_from(sorted(SCORE_MODS)))))

@@ -101,6 +101,10 @@ HAND = {
     "baddbmm": [I("unsqueeze", R(2), 0), I("transpose", R(5), 1, 2), I("ones", (R(4), 2, 1)),
                 I("baddbmm", R(7), R(5), R(6))],
     "sdpa": [I("unsqueeze", R(2), 0), I("sdpa", R(5), R(5), R(5), "causal")],
+    "flex_attention": [I("unsqueeze", R(2), 0), I("unsqueeze", R(5), 0),
+                       I("flex_attention", R(6), R(6), R(6), "causal"),
+                       I("narrow", R(6), 2, 0, R(4)),
+                       I("flex_attention", R(6), R(8), R(8), "relative")],
     "cond": [I("cond", R(0), R(3), ">", 2, "halves"), I("cond", R(2), R(4), "==", 1, "scale")],
 }
 

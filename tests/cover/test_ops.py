@@ -363,3 +363,16 @@ def test_cond_picks_the_arm_by_the_predicate(n, arms, want):
     x = inp(range(1, n + 1))
     o = out1(prog([x], [I("size", R(0), 0), I("cond", R(0), R(1), ">", 2, arms)]))
     assert o.tolist() == want
+
+
+def test_flex_attention_matches_sdpa_and_is_opt_in():
+    from shapefuzz.strategies import GenSettings, op_pool
+
+    q = inp([0.5, -1.0, 2.0, 0.0, 1.0, 3.0], (1, 1, 3, 2))
+    p = prog([q], [I("flex_attention", R(0), R(0), R(0), "causal"),
+                   I("sdpa", R(0), R(0), R(0), "causal")], outputs=(1, 2))
+    flex, sdpa = outputs(p)
+    assert torch.allclose(flex, sdpa, atol=1e-5)
+    # never drawn unless its family is asked for by name
+    assert "flex_attention" not in {op.name for op in op_pool(GenSettings())}
+    assert "flex_attention" in {op.name for op in op_pool(GenSettings(families=("flex",)))}
