@@ -28,6 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="System for --shapefuzz-budget (repeatable; default: make_fx and export).")
     g.addoption("--shapefuzz-seed", type=int, default=0, metavar="N", help="Campaign seed (default 0).")
     g.addoption("--shapefuzz-workers", type=int, default=1, metavar="N", help="Campaign workers (default 1).")
+    g.addoption("--shapefuzz-strict", action="store_true",
+                help="Known upstream issues fail the campaign test too.")
     g.addoption("--shapefuzz-out", default=None, metavar="DIR",
                 help="Campaign output folder (default: a new temporary folder).")
 
@@ -114,18 +116,18 @@ class FuzzItem(_Item):
                            budget_s=opt("shapefuzz_budget"), max_examples=None, seed=opt("shapefuzz_seed"),
                            workers=opt("shapefuzz_workers"), out=out, gen=GenSettings(), torch_config=(),
                            timeout_s=60.0, shrink_budget_s=30.0, confirm=True, quiet=True,
-                           known=load_known(), strict=False)
+                           known=load_known(), strict=opt("shapefuzz_strict"))
         if run_fuzz(opts) == 0:
             return
-        raise ShapefuzzFailure(_findings_text(out))
+        raise ShapefuzzFailure(_findings_text(out, opt("shapefuzz_strict")))
 
 
-def _findings_text(out: Path) -> str:
+def _findings_text(out: Path, strict: bool) -> str:
     import json
 
     report = json.loads((out / "report.json").read_text())
-    new = [f for f in report["findings"] if not f.get("known")]
-    lines = [f"shapefuzz found {len(new)} new finding(s) in {report['programs']} programs "
+    new = [f for f in report["findings"] if not f.get("known") or strict]
+    lines = [f"shapefuzz found {len(new)} finding(s) in {report['programs']} programs "
              f"(seed {report['seed']}); report: {out / 'report.md'}"]
     for f in new:
         lines += ["", f"[{f['severity']}] {f['summary']}", f"  signature: {f['signature']}"]

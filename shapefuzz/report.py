@@ -101,7 +101,7 @@ def render_md(d: dict[str, Any]) -> str:
 
 
 def _kv(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "(none)"
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "(none)"
 
 
 def _md_buckets(d: dict[str, Any]) -> list[str]:
@@ -145,7 +145,7 @@ def op_family_counts(ops: dict[str, int]) -> dict[str, int]:
 
 
 def _families(d: dict[str, Any]) -> dict[str, int]:
-    return dict(d.get("op_families") or {})
+    return dict(sorted((d.get("op_families") or {}).items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _z3_counts(d: dict[str, Any]) -> dict[str, int]:

@@ -1,0 +1,174 @@
+"""report.json / report.md / report.html: buckets, blame lines, re-rendering from report.json,
+a self-contained html whose plots really render (headless Chromium), and the progress display."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.report import ReportError, load_report, render_md, rerender, write_report
+from shapefuzz.report_plots import PLOT_NAMES
+
+
+def _cli(*args: str) -> int:
+    from shapefuzz.cli import main
+
+    try:
+        main(list(args))
+    except SystemExit as e:
+        return e.code
+    return 0
+
+
+def _finding(sig: str, **kw) -> dict:
+    row = {"signature": sig, "oracle": "truth", "severity": "critical", "system": "torch-env",
+           "config": "no-specialize-zero-one", "kind": "wrong-static", "summary": "torch-env: wrong-static on bool",
+           "detail": "question 0: bool(True) answered True (static); the concrete answer is False",
+           "case_dir": "/tmp/out/findings/truth-torch-env-0123456789", "count": 7, "shrunk": True,
+           "confirmed": True, "program": "v0 = backed(0)\nask('bool', '!=', v0, 0)", "n_instrs": 2,
+           "known": False, "known_note": "", "first_s": 3.25, "first_program": 12,
+           "blame": "torch bug: ref agrees with the concrete answers where torch does not"}
+    return {**row, **kw}
+
+
+def report_data(**extra) -> dict:
+    timeline = [[round(0.5 * k, 2), 3 * k, min(k // 20, 2)] for k in range(120)]
+    return {
+        "torch_version": "2.13.0+cpu", "seed": 1, "elapsed_s": 60.0, "budget_s": 60.0, "programs": 357,
+        "valid_programs": 300, "valid_fraction": 300 / 357, "throughput": 5.95,
+        "outcomes": {"torch-env": {"default": {"ok": 350, "dde": 7},
+                                   "no-specialize-zero-one": {"ok": 340, "dde": 10, "error": 7}},
+                     "make_fx": {"default": {"ok": 200, "dde": 100, "error": 3, "timeout": 1}}},
+        "findings": [
+            _finding("truth:wrong-claim:torch-env:no-specialize-zero-one:C"),
+            _finding("config-differential:config-mismatch:torch-env:expr-cache", oracle="config-differential",
+                     config="agfs=1", count=2, n_instrs=5, first_s=40.0, first_program=300,
+                     blame="guilty toggle: expr-cache (reverting it alone makes torch-env agree with its baseline)"),
+            _finding("eager-agreement:trace-error:make_fx:default:AssertionError:x.py:f", known=True,
+                     known_note="torch 2.13.0: narrow", count=1, blame=""),
+        ],
+        "unconfirmed": [_finding("truth:wrong-value-expr:torch-env:default:B", confirmed=False, count=1)],
+        "new_findings": 2, "ops": {"narrow": 40, "item": 30, "cat": 9, "backed": 50, "ask:bool": 12},
+        "op_families": {"layout": 49, "datadep": 30, "backed": 50, "ask:bool": 12},
+        "decisions": {"static": 100, "guard": 40, "fallback": 12},
+        "timeline": timeline, **extra,
+    }
+
+
+def test_markdown_has_buckets_blame_and_coverage(tmp_path):
+    write_report(tmp_path, report_data())
+    md = (tmp_path / "report.md").read_text()
+    buckets = md.split("## Buckets (one line per signature)")[1].split("## Findings")[0]
+    rows = [r for r in buckets.splitlines() if r.startswith("| ") and "`" in r]
+    assert len(rows) == 4  # one line per signature, the unconfirmed one included
+    assert rows[0].startswith("| new | 7 | 3.2 s (#12) | 2 instrs | `truth:wrong-claim:")
+    assert any(r.startswith("| known | 1 |") for r in rows) and any(r.startswith("| unconfirmed |") for r in rows)
+    assert "- blame: guilty toggle: expr-cache" in md
+    assert "- blame: torch bug: ref agrees with the concrete answers" in md
+    assert "python /tmp/out/findings/truth-torch-env-0123456789/repro.py" in md
+    assert "op families: backed 50, layout 49, datadep 30" in md and "ops: backed 50, narrow 40" in md
+    assert "z3 verdicts" not in md  # only when the report has them
+
+
+def test_z3_verdicts_render_when_present(tmp_path):
+    d = report_data(z3={"static-soundness": {"unsat": 40, "sat": 2, "unknown": 1}, "timeout": 0})
+    md = render_md({"schema": 1, **d})
+    assert "- static-soundness/unsat: 40" in md and "- static-soundness/sat: 2" in md
+    write_report(tmp_path, d)
+    assert "id='plot-z3'" in (tmp_path / "report.html").read_text()
+
+
+def test_report_rerenders_from_json_alone(tmp_path):
+    write_report(tmp_path, report_data())
+    md, html = (tmp_path / "report.md").read_text(), (tmp_path / "report.html").read_text()
+    (tmp_path / "report.md").unlink()
+    (tmp_path / "report.html").unlink()
+    assert _cli("report", str(tmp_path)) == 0
+    assert (tmp_path / "report.md").read_text() == md
+    assert (tmp_path / "report.html").read_text() == html
+
+
+@pytest.mark.parametrize("content,msg", [(None, "no report.json"), ("{", "not a readable JSON"),
+                                         ('{"schema": 1}', "malformed report"), ("[]", "not a shapefuzz report")])
+def test_bad_report_folder_is_a_clear_error(tmp_path, content, msg, capsys):
+    if content is not None:
+        (tmp_path / "report.json").write_text(content)
+    with pytest.raises(ReportError, match=msg):
+        rerender(tmp_path)
+    assert _cli("report", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert msg in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_html_is_self_contained_and_escapes_text(tmp_path):
+    d = report_data()
+    d["findings"][0]["summary"] = "<script>alert(1)</script>"
+    write_report(tmp_path, d)
+    html = (tmp_path / "report.html").read_text()
+    assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)" in html
+    assert not re.search(r"<script[^>]*\bsrc=", html) and "<link" not in html  # nothing fetched
+    assert "Plotly.newPlot" in html and len(html) > 1_000_000  # plotly.js inline
+    for name in ("timeline", "throughput", "outcomes", "families", "ops", "decisions"):
+        assert f"id='plot-{name}'" in html
+    assert load_report(tmp_path)["programs"] == 357
+
+
+def _chromium() -> str | None:
+    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)),
+                None)
+
+
+def test_report_html_renders_plots_in_headless_chromium(tmp_path):
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no chromium on PATH (.ci/run installs the Debian package: apt-get install chromium)")
+    write_report(tmp_path, report_data(z3={"unsat": 12, "sat": 1}))
+    r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        "--virtual-time-budget=20000", "--dump-dom", (tmp_path / "report.html").as_uri()],
+                       capture_output=True, text=True, timeout=240)
+    dom = r.stdout
+    assert "<h1>shapefuzz campaign report</h1>" in dom, r.stderr[-2000:]
+    parts = re.split(r"<div[^>]*id=\"plot-", dom)[1:]
+    rendered = {p.split('"', 1)[0]: p for p in parts}
+    expected = {"timeline", "throughput", "outcomes", "z3", "families", "ops", "decisions"}
+    assert set(rendered) == expected == set(PLOT_NAMES)
+    for name, html in rendered.items():
+        # plotly drew an svg with axes and data marks inside the div
+        assert 'class="main-svg"' in html.split("id=\"plot-", 1)[0], f"plot {name} has no svg"
+        assert re.search(r'class="(trace bars|scatterlayer|bars)', html), f"plot {name} has no data marks"
+
+
+# ---- progress ----------------------------------------------------------------------------------
+def test_progress_shows_budget_programs_valid_findings_and_rate_on_a_terminal():
+    from rich.console import Console
+
+    from shapefuzz.progress import CampaignProgress, Snapshot
+
+    buf = io.StringIO()
+    p = CampaignProgress(60, console=Console(file=buf, force_terminal=True, width=160), min_interval_s=0)
+    assert p.enabled
+    p.update(Snapshot(10.0, 60, 50, 40, 1))
+    p.update(Snapshot(20.0, 60, 120, 90, 2))
+    p.close()
+    out = buf.getvalue()
+    assert "20/60 s" in out and "programs 120" in out and "valid 75%" in out
+    assert "findings 2" in out and "6.0 programs/s" in out
+
+
+def test_progress_is_quiet_off_a_terminal():
+    from rich.console import Console
+
+    from shapefuzz.progress import CampaignProgress, Snapshot
+
+    buf = io.StringIO()
+    p = CampaignProgress(60, console=Console(file=buf, force_terminal=False), min_interval_s=0)
+    assert not p.enabled
+    p.update(Snapshot(10.0, 60, 50, 40, 1))
+    p.close()
+    assert buf.getvalue() == ""
