@@ -155,8 +155,10 @@ def check_claims(decisions: list[tuple[Any, Any, str]], axioms: list[tuple[int, 
             if v1.status != "sat":
                 out.append(SmtCheck(oracle, k, str(claim), v1.status, v1.reason, elapsed_ms=elapsed))
                 continue
-        # the final facts, minus this decision's own check (a dropped check proves itself)
-        facts = [f for f in final if f != claim]
+        # the final facts, minus this decision's own torch._check (a check torch answered
+        # statically, without an assert, must not prove itself)
+        own = {e for at, kind, e in ax if kind == "check" and at == k + 1 and e == claim}
+        facts = [f for f in final if f not in own] if how == "static" else list(final)
         v2 = prover(facts, claim, bounds)
         elapsed += v2.elapsed_ms
         if v2.status == "unsat" and how == "static":

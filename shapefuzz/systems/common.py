@@ -143,7 +143,7 @@ class DecisionRecorder:
         # decisions >= at; guards, asserts and checked conditions as they are learned
         self._axioms: list[tuple] = []
         self._asserts_seen: set = set()
-        self.unchecked: set[int] = set()  # static answers that are no claims (size-oblivious, hint)
+        self.unchecked: set[int] = set()  # static answers that are no claims (size-oblivious)
         self.envs: list[int] = []  # id() of the ShapeEnv that made each decision
 
     @property
@@ -181,8 +181,9 @@ class DecisionRecorder:
         rec = self
 
         def evaluate_expr(se, orig_expr, *a, **kw):
-            loose = kw.get("size_oblivious", a[2] if len(a) > 2 else False) or (
-                kw.get("hint", a[0] if a else None) is not None)
+            # size-oblivious answers assume sizes >= 2 by design: no claims. (A hint passed
+            # along, as bool() does, is just the value; a static answer is still a claim.)
+            loose = kw.get("size_oblivious", a[2] if len(a) > 2 else False)
             return rec._observe(se, orig_eval, (se, orig_expr) + a, kw, orig_expr,
                                 kw.get("fallback_value"), loose=bool(loose))
 
