@@ -26,6 +26,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="Run a shapefuzz campaign of this many seconds as one test.")
     g.addoption("--shapefuzz-system", action="append", default=[], metavar="SYSTEM",
                 help="System for --shapefuzz-budget (repeatable; default: make_fx and export).")
+    g.addoption("--shapefuzz-config", action="append", default=[], metavar="CONFIG",
+                help="Named config for --shapefuzz-budget (repeatable; default: every config).")
+    g.addoption("--shapefuzz-max-examples", type=int, default=None, metavar="N",
+                help="Stop the campaign after N programs (deterministic with a fixed seed).")
     g.addoption("--shapefuzz-seed", type=int, default=0, metavar="N", help="Campaign seed (default 0).")
     g.addoption("--shapefuzz-workers", type=int, default=1, metavar="N", help="Campaign workers (default 1).")
     g.addoption("--shapefuzz-strict", action="store_true",
@@ -111,9 +115,14 @@ class FuzzItem(_Item):
         if bad:
             raise ShapefuzzFailure(f"--shapefuzz-system {bad[0]!r} is not a system to fuzz; "
                                    f"choose from {', '.join(s for s in SYSTEMS if s != 'eager')}")
+        configs = tuple(opt("shapefuzz_config"))
+        targets = tuple((s, c) for s in systems for c in CONFIGS[s] if not configs or c in configs)
+        if not targets:
+            raise ShapefuzzFailure(f"--shapefuzz-config {', '.join(configs)}: no such config of "
+                                   f"{', '.join(systems)} (`shapefuzz systems` lists them)")
         out = Path(opt("shapefuzz_out") or tempfile.mkdtemp(prefix="shapefuzz-"))
-        opts = FuzzOptions(targets=tuple((s, c) for s in systems for c in CONFIGS[s]),
-                           budget_s=opt("shapefuzz_budget"), max_examples=None, seed=opt("shapefuzz_seed"),
+        opts = FuzzOptions(targets=targets, budget_s=opt("shapefuzz_budget"),
+                           max_examples=opt("shapefuzz_max_examples"), seed=opt("shapefuzz_seed"),
                            workers=opt("shapefuzz_workers"), out=out, gen=GenSettings(), torch_config=(),
                            timeout_s=60.0, shrink_budget_s=30.0, confirm=True, quiet=True,
                            known=load_known(), strict=opt("shapefuzz_strict"))
