@@ -10,7 +10,7 @@ from pathlib import Path
 
 from shapefuzz.corpus import STATUSES, CaseError, atomic_write, load_case
 
-__all__ = ["promote_case", "PromoteError"]
+__all__ = ["PromoteError", "promote_case"]
 
 
 class PromoteError(ValueError):

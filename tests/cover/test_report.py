@@ -4,11 +4,9 @@ a self-contained html whose plots really render (headless Chromium), and the pro
 from __future__ import annotations
 
 import io
-import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
