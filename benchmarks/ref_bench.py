@@ -2,7 +2,12 @@
 side by side in one run, a per-toggle ablation, and the throughput on generated programs.
 
     python benchmarks/ref_bench.py [--chunks 32] [--layers 4] [--reps 15] [--programs 500]
+                                   [--tensor-programs 300] [--torch-reps 5]
                                    [--out benchmarks/ref_results.md]
+
+It also measures RefSystem on the default tensor-program generator, and (benchmarks/torch_bench.py)
+torch 2.13's own ShapeEnv on the same workload with its slow paths restored one by one, so the
+reference's tables and torch's come from this one command.
 
 The workload is a question program in the spirit of seed 000's unbind_split_flip_cat repro:
 every layer splits an input of backed size s0 into `chunks` data-dependent (unbacked) sizes,
@@ -181,8 +186,46 @@ def generator_rate(n: int) -> dict[str, float]:
     return out
 
 
+def tensor_rate(n: int) -> dict[str, float]:
+    """RefSystem.observe over the default tensor-program generator (`programs()`): the
+    symbolic shape rules plus the lockstep eager run (Note [lockstep]) and the observation.
+    CPU seconds of this process (the machine is shared). A warm-up pass over other programs
+    (imports, torch's first calls) is untimed; each timed pass starts with an empty sympy cache
+    over programs it has not seen, so nothing is a cache hit from an earlier pass."""
+    from hypothesis import HealthCheck, given, seed, settings
+    from shapefuzz.strategies import programs
+
+    def sample(s: int) -> list:
+        progs: list = []
+
+        @seed(s)
+        @settings(max_examples=n, database=None, derandomize=s == 0, deadline=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(programs())
+        def collect(p):
+            progs.append(p)
+
+        collect()
+        return progs
+
+    progs, warm = sample(0), sample(1)
+    system = RefSystem()
+    for p in warm:
+        system.observe(p, "default", ())
+    out = {"programs": float(len(progs)),
+           "instrs/program": sum(len(p.instrs) for p in progs) / len(progs)}
+    for config in ("default", "all-off"):
+        clear_cache()
+        t0, w0 = time.process_time(), time.perf_counter()
+        obs = [system.observe(p, config, ()) for p in progs]
+        out[config] = len(progs) / (time.process_time() - t0)
+        out[config + " wall"] = len(progs) / (time.perf_counter() - w0)
+        out["skipped"] = float(sum(o.outcome.exc_type == "NoShapeRule" for o in obs))
+    return out
+
+
 # ---- report ------------------------------------------------------------------------------------
-def report(args, program, main, abl, rate, problems) -> str:
+def report(args, program, main, abl, rate, problems, trate=None, torch_m=None) -> str:
     off, on = main["all off"], main["all on (2-8 on, agfs=2)"]
     default = main["default (2-8 on, agfs=0)"]
     n_ask = sum(i.op == "ask" for i in program.instrs)
@@ -192,7 +235,8 @@ def report(args, program, main, abl, rate, problems) -> str:
     out = [
         "# ref benchmark results",
         (f"`python benchmarks/ref_bench.py --chunks {args.chunks} --layers {args.layers} "
-         f"--reps {args.reps} --programs {args.programs}`"),
+         f"--reps {args.reps} --programs {args.programs} --tensor-programs "
+         f"{args.tensor_programs} --torch-reps {args.torch_reps}`"),
         (f"Python {platform.python_version()}, sympy {sympy.__version__}, {platform.machine()}, "
          "one process (one core), CPU seconds. Each run starts with an empty sympy cache. On "
          "this shared 2-vCPU machine even a fixed pure-Python loop varies by +-40% from run to "
@@ -227,12 +271,47 @@ def report(args, program, main, abl, rate, problems) -> str:
                                           ["all-off", f"{rate['all-off']:.0f}"]]),
         (f"Budget (DESIGN): >= {BUDGET_RATE:.0f} programs/s: "
          f"{'met' if rate['default'] >= BUDGET_RATE else 'NOT met'}."),
+        *_tensor_section(trate),
+        *_torch_section(torch_m, args),
         "## semantics check",
         ("Every config's observation of the workload compared with all off (optimizations 2-8 "
          "identical, aggressive levels only fallbacks): "
          + ("all agree." if not problems else "PROBLEMS: " + "; ".join(problems))),
     ]
     return "\n\n".join(out) + "\n"
+
+
+def _tensor_section(t: dict | None) -> list[str]:
+    if t is None:
+        return []
+    met = "met" if t["default"] >= BUDGET_RATE else "NOT met"
+    return [
+        "## default tensor-program generator (`programs()`), RefSystem.observe in one process",
+        (f"{int(t['programs'])} programs (derandomized, {t['instrs/program']:.1f} instructions "
+         f"each on average; {int(t['skipped'])} use an op without a symbolic rule and are "
+         "skipped), each traced by the ops' symbolic shape rules in lockstep with eager. CPU "
+         "seconds of this process, each pass from an empty sympy cache over programs not seen "
+         "before (warm-up on other programs); wall-clock alongside: the machine is shared."),
+        _table(["config", "programs/s (CPU)", "programs/s (wall)"],
+               [[c, f"{t[c]:.0f}", f"{t[c + ' wall']:.0f}"] for c in ("default", "all-off")]),
+        f"Budget (DESIGN): >= {BUDGET_RATE:.0f} programs/s on one core: {met}.",
+    ]
+
+
+def _torch_section(m: dict | None, args) -> list[str]:
+    if m is None:
+        return []
+    import torch
+    from torch_bench import torch_tables
+
+    return [
+        f"## torch {torch.__version__}: the same workload, slow paths restored one by one",
+        ("torch's own ShapeEnv driven with the same question program (as the torch-env system "
+         "drives it), each optimization switched back to its pre-optimization code by "
+         "shapefuzz/systems/torch_toggles.py (TORCH_NOTES section 8); the last column shows the "
+         f"slow code really ran. CPU seconds, minimum of {args.torch_reps} round-robin runs."),
+        *torch_tables(m, _table),
+    ]
 
 
 def _ablation_row(name: str, m: dict, on: dict, off: dict) -> list[str]:
@@ -249,11 +328,14 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def main(argv=None) -> int:
+    sys.path.insert(0, __file__.rsplit("/", 1)[0])  # torch_bench, next to this file
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chunks", type=int, default=32)
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--programs", type=int, default=500)
+    ap.add_argument("--tensor-programs", type=int, default=300)
+    ap.add_argument("--torch-reps", type=int, default=5, help="0: skip the torch tables")
     ap.add_argument("--out", default="benchmarks/ref_results.md")
     args = ap.parse_args(argv)
     program = unbind_split_flip_cat(args.chunks, args.layers)
@@ -263,7 +345,13 @@ def main(argv=None) -> int:
     main_t = {k: everything[k] for k in CONFIGS}
     abl_t = {k: everything[k] for k in ABLATION}
     rate = generator_rate(args.programs)
-    text = report(args, program, main_t, abl_t, rate, problems)
+    trate = tensor_rate(args.tensor_programs) if args.tensor_programs else None
+    torch_m = None
+    if args.torch_reps:
+        from torch_bench import measure_torch
+
+        torch_m = measure_torch(program, args.torch_reps)
+    text = report(args, program, main_t, abl_t, rate, problems, trate, torch_m)
     with open(args.out, "w") as f:
         f.write(text)
     print(text)

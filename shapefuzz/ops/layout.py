@@ -48,13 +48,13 @@ def infer_size(s, shape, numel) -> tuple:
                 s.fail("only one dimension can be inferred")
             dim = i
         else:
-            s.check(s.sym(d) >= 0, f"invalid shape dimension {d}")
+            s.check(s.sym(d) >= 0, lambda: f"invalid shape dimension {d}")
             newsize = newsize * d
     if dim is None:
-        s.check(numel == newsize, f"shape is invalid for input of size {s.expr(numel)}")
+        s.check(numel == newsize, lambda: f"shape is invalid for input of size {numel}")
         return tuple(shape)
-    s.check(newsize != 0, f"shape is invalid for input of size {s.expr(numel)}")
-    s.check(numel % newsize == 0, f"shape is invalid for input of size {s.expr(numel)}")
+    s.check(newsize != 0, lambda: f"shape is invalid for input of size {numel}")
+    s.check(numel % newsize == 0, lambda: f"shape is invalid for input of size {numel}")
     out = list(shape)
     out[dim] = numel // newsize
     s.check(out[dim] >= 0)
@@ -214,8 +214,8 @@ class Narrow(Op):
         x, d, start, length = args
         n, start, length = x.shape[d], s.sym(start), s.sym(length)
         s.check(length >= 0, "narrow(): length must be non-negative.")
-        s.check(-n <= start, f"start out of range (expected to be in range of [-{n}, {n}])")
-        s.check(start <= n, f"start out of range (expected to be in range of [-{n}, {n}])")
+        s.check(-n <= start, lambda: f"start out of range (expected to be in range of [-{n}, {n}])")
+        s.check(start <= n, lambda: f"start out of range (expected to be in range of [-{n}, {n}])")
         if s.guard_or_false(start < 0):
             start = start + n
         s.check(start <= n - length, "start + length exceeds dimension size")
@@ -339,9 +339,9 @@ class Expand(Op):
                            f"non-existing dimension {i}")
                 out.append(have)
                 continue
-            s.check(s.sym(size) >= 0, f"expand: the size {size} must be non-negative")
+            s.check(s.sym(size) >= 0, lambda: f"expand: the size {size} must be non-negative")
             if have is not None and not s.guard_or_false(have == 1):
-                s.check(have == size, f"The expanded size of the tensor ({size}) must match "
+                s.check(have == size, lambda: f"The expanded size of the tensor ({size}) must match "
                         f"the existing size ({have}) at non-singleton dimension {i}")
             out.append(size)
         return (s.tensor(out, x.dtype),)
@@ -493,7 +493,7 @@ class Repeat(Op):
         # meta_repeat
         x, reps = args
         for i, r in enumerate(reps):
-            s.check(s.sym(r) >= 0, f"Repeats cannot be negative, found {r} at index {i}")
+            s.check(s.sym(r) >= 0, lambda: f"Repeats cannot be negative, found {r} at index {i}")
         padded = (1,) * (len(reps) - x.rank) + tuple(x.shape)
         return (s.tensor([s.sym(n) * r for n, r in zip(padded, reps)], x.dtype),)
 

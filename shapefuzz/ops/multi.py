@@ -52,7 +52,7 @@ class Cat(Op):
         for x in kept[1:]:
             for j in range(rank):
                 if j != d:
-                    s.check(x.shape[j] == first.shape[j], f"Sizes of tensors must match except "
+                    s.check(x.shape[j] == first.shape[j], lambda: f"Sizes of tensors must match except "
                             f"in dimension {d}")
             total = total + x.shape[d]
         return (s.tensor(first.shape[:d] + (total,) + first.shape[d + 1:], first.dtype),)
@@ -206,8 +206,8 @@ def split_with_sizes(s, x, sizes, d) -> tuple:
                 "non-negative entries")
         out.append(narrow.symbolic((x, d, start, length), 1, s)[0])
         start = start + length
-    s.check(start == x.shape[d], "split_with_sizes expects split_sizes to sum exactly to "
-            f"{s.expr(x.shape[d])}")
+    s.check(start == x.shape[d],
+            lambda: f"split_with_sizes expects split_sizes to sum exactly to {x.shape[d]}")
     return tuple(out)
 
 

@@ -107,8 +107,11 @@ class SymInt:
 
     __hash__ = None  # comparisons are symbolic, so SymInts cannot be dict keys
 
+    def __str__(self) -> str:
+        return str(self.s.env.expr_of(self.node))
+
     def __repr__(self) -> str:
-        return f"SymInt({self.s.env.expr_of(self.node)})"
+        return f"SymInt({self})"
 
 
 class SymBool:
@@ -253,12 +256,15 @@ class Shapes:
     def size_oblivious(self, c: SymBool) -> bool:
         return self._ask("size_oblivious", c)
 
-    def check(self, c: SymBool, msg: str = "") -> None:
-        """torch._check(c, msg). A CheckFailed from the env carries msg in front."""
+    def check(self, c: SymBool, msg="") -> None:
+        """torch._check(c, msg). `msg` is a str or, like torch's, a callable that makes it
+        (printing sizes costs time, so only a failing check should). A CheckFailed from the env
+        carries msg in front."""
         plain = self._plain(c)
         if plain is not None:
             if not plain:
-                raise RuleError(msg or "Expected cond to be True, but got False")
+                raise RuleError((msg() if callable(msg) else msg) or
+                                "Expected cond to be True, but got False")
             return
         a, b = self.sym(c.a), self.sym(c.b)
         env = self.env
@@ -269,7 +275,7 @@ class Shapes:
             check(env, rel)
         except Exception as e:
             if msg and hasattr(e, "expr"):
-                e.args = (f"{msg} ({e})",)
+                e.args = (f"{msg() if callable(msg) else msg} ({e})",)
             raise
         how = ("guard" if len(env.guards) > n_guards else
                "assert" if len(env.asserts) > n_asserts else "static")

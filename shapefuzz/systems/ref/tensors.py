@@ -163,7 +163,7 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     reference claims about shapes (its symbolic output shapes under the binding)."""
     from shapefuzz import interp
     from shapefuzz.observation import Decision, Observation, Outcome, RunResult
-    from shapefuzz.systems.common import capture, first_line
+    from shapefuzz.systems.common import first_line
     from shapefuzz.systems.ref.system import _memo_str
 
     try:
@@ -185,7 +185,7 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     subs = {k: sympy.Integer(v) for k, v in binding.items()}
     exprs = [_value_exprs(env, v) for v in tr.outputs]
     if tr.eager_outputs is not None:
-        ref = RunResult(True, "", tuple(capture(v) for v in tr.eager_outputs))
+        ref = RunResult(True, "", tuple(_shape_of(v) for v in tr.eager_outputs))
     else:
         e = tr.eager_error
         ref = RunResult(False, f"{type(e).__name__}: {first_line(e)}" if e else "eager did not run")
@@ -195,6 +195,18 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
         binding=tuple(sorted((str(k), int(v)) for k, v in binding.items())),
         out_eval=tuple(_eval_value(e, subs) for e in exprs),
         fallback_branches=tr.fallback_branches, reference=ref, artifact=ref)
+
+
+def _shape_of(v):
+    """An eager output as the reference records it: shapes and SymInt values, no element data
+    (only what its shape claims are checked against; the data is eager's own business)."""
+    from shapefuzz.observation import Value
+    from shapefuzz.systems.common import capture
+
+    shape = getattr(v, "shape", None)
+    if shape is not None:
+        return Value("tensor", tuple(int(n) for n in shape), capture(v.new_empty(0)).dtype, ())
+    return capture(v)
 
 
 def _tensor_outcome(failure: Exception):
