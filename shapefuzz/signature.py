@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature"]
+__all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature", "mismatch_shape"]
 
 #: subterms nested deeper than this are elided ("…"): the outer structure names the bug, inner
 #: detail is mostly the program's
@@ -69,10 +69,41 @@ SYMPTOM_CLASSES = {"wrong-static": "wrong-claim", "wrong-guard": "wrong-claim", 
 
 
 def make_signature(oracle: str, symptom: str, systems: tuple[str, ...] | str, config: str,
-                   *where: str, expr: str = "") -> Signature:
+                   *where: str, expr: str = "", shape: str = "") -> Signature:
+    """`expr`: the expression involved (normalized here); `shape`: an already normalized shape
+    (e.g. from mismatch_shape)."""
     systems = (systems,) if isinstance(systems, str) else tuple(systems)
     return Signature(oracle, SYMPTOM_CLASSES.get(symptom, symptom), systems, config,
-                     expr_shape(expr) if expr else "", tuple(w for w in where if w))
+                     shape or (expr_shape(expr) if expr else ""), tuple(w for w in where if w))
+
+
+def mismatch_shape(expr: str, got: str, want: str) -> str:
+    """The shape of what is wrong in a symbolic output shape, not of the whole output (which is
+    the program's): `rank+1` when the symbolic shape has one dim more than eager's, else the
+    normalized expressions of the dims that evaluate wrong. E.g. a squeeze that keeps an
+    unbacked dim gives rank+1 whether the output was [u0] or [u0 - 1, u0]."""
+    dims, got_d, want_d = _dims(expr), _dims(got), _dims(want)
+    if expr.lstrip().startswith("[") and len(got_d) != len(want_d):
+        return f"rank{len(got_d) - len(want_d):+d}"
+    bad = [expr_shape(e) for e, g, w in zip(dims, got_d, want_d) if g != w]
+    return "[" + ", ".join(bad) + "]" if expr.lstrip().startswith("[") else expr_shape(expr)
+
+
+def _dims(text: str) -> list[str]:
+    """Top-level items of "[a, f(b, c)]" (a scalar: one item)."""
+    t = text.strip()
+    if not (t.startswith("[") and t.endswith("]")):
+        return [t]
+    out, depth, cur = [], 0, ""
+    for ch in t[1:-1]:
+        depth += ch in "(["
+        depth -= ch in ")]"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur.strip()] if cur.strip() else [])
 
 
 def expr_shape(text: str, max_depth: int = MAX_DEPTH) -> str:

@@ -8,6 +8,7 @@ Exits 1 while the bug is there, 0 once it is fixed.
 import sys
 
 import torch
+import torch.nn.attention.flex_attention
 from torch.fx.experimental.symbolic_shapes import (
     guard_or_false, guard_or_true, statically_known_true)
 import torch.fx.experimental._config

@@ -2,12 +2,13 @@
 
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
 system make_fx, config default; found with torch 2.13.0+cpu.
-signature: eager-agreement:symbolic-shape:make_fx:default:[U, C]:tensor
+signature: eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor
 Exits 1 while the bug is there, 0 once it is fixed.
 """
 import sys
 
 import torch
+import torch.nn.attention.flex_attention
 from torch.fx.experimental.symbolic_shapes import (
     guard_or_false, guard_or_true, statically_known_true)
 import torch.fx.experimental._config

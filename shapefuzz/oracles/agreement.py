@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation, RunResult
+from shapefuzz.signature import mismatch_shape
 
 __all__ = ["eager_agreement", "compare_runs", "signature"]
 
@@ -15,13 +16,14 @@ ORACLE = "eager-agreement"
 
 
 def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str = "",
-              systems: tuple[str, ...] = (), config: str = "") -> str:
+              systems: tuple[str, ...] = (), config: str = "", shape: str = "") -> str:
     """The key of a Signature (shapefuzz/signature.py, Note [signature]); `expr` is the
-    expression involved, `systems`/`config` override the observation's (differentials)."""
+    expression involved (or `shape` its normalized shape), `systems`/`config` override the
+    observation's (differentials)."""
     from shapefuzz.signature import make_signature
 
     return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
-                          expr=expr).key()
+                          expr=expr, shape=shape).key()
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
@@ -91,6 +93,6 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
                     ORACLE, "critical", obs.system, obs.config, "symbolic-shape",
                     f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
                     f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
-                    signature(ORACLE, "symbolic-shape", obs, v.kind, expr=expr)))
+                    signature(ORACLE, "symbolic-shape", obs, v.kind, shape=mismatch_shape(expr, got, want))))
                 break
     return out

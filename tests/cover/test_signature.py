@@ -135,3 +135,37 @@ def test_same_torch_bug_in_another_program_has_the_same_signature():
     sigs = {f.signature for p in (case.program, other)
             for f in evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings}
     assert sigs == {case.finding.signature}
+
+
+# ---- symbolic-shape mismatches: the wrong part, not the whole output ---------------------------
+def test_mismatch_shape_is_the_wrong_part_of_the_output():
+    from shapefuzz.signature import mismatch_shape
+
+    # torch 2.13's squeeze-on-unbacked bug, as three campaigns met it: one dim too many
+    assert {mismatch_shape("[u0]", "[1]", "[]"), mismatch_shape("[u0 - 1, u0]", "[0, 1]", "[0]"),
+            mismatch_shape("[u0, 1]", "[1, 1]", "[1]")} == {"rank+1"}
+    assert mismatch_shape("[s0, Max(u0, 2)]", "[3, 2]", "[3, 1]") == "[Max(U, C)]"  # only the bad dim
+    assert mismatch_shape("2*u0", "4", "3") == "C * U"
+
+
+SQUEEZE_PROGRAMS = [  # found by the seed-1 and seed-2 campaigns (torch 2.13, make_fx)
+    {"inputs": [{"data": [0.0], "dims": ["unbacked"], "dtype": "float", "name": "x0", "shape": [1]}],
+     "instrs": [{"args": [{"v": 0}, 0], "n_out": 1, "op": "squeeze"}], "outputs": [1], "schema": 1},
+    {"inputs": [{"data": [1], "dims": ["dynamic"], "dtype": "int", "name": "x0", "shape": [1]}],
+     "instrs": [{"args": [{"v": 0}, "sum"], "n_out": 1, "op": "item"},
+                {"args": ["-", {"v": 1}, 1], "n_out": 1, "op": "binop"},
+                {"args": [[{"v": 2}, {"v": 1}]], "n_out": 1, "op": "ones"},
+                {"args": [{"v": 3}, 1], "n_out": 1, "op": "squeeze"}], "outputs": [4], "schema": 1},
+]
+
+
+def test_squeeze_bug_in_three_programs_has_the_known_signature():
+    from shapefuzz.corpus import load_case
+    from shapefuzz.workers import load_program
+
+    case = load_case(CORPUS / "squeeze-unbacked-meta-make_fx")
+    progs = [case.program] + [load_program(p) for p in SQUEEZE_PROGRAMS]
+    sigs = [{f.signature for f in evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings}
+            for p in progs]
+    assert sigs == [{case.finding.signature}] * 3, sigs
+    assert case.finding.signature in load_known()
