@@ -55,7 +55,7 @@ class _Fill(Op):
 
     def symbolic(self, args, n_out, s):
         for n in args[0]:  # check_size_nonnegative
-            s.check(s.sym(n) >= 0, lambda: f"Trying to create tensor with negative dimension {n}")
+            s.check(s.sym(n) >= 0, lambda n=n: f"Trying to create tensor with negative dimension {n}")
         return (s.tensor(args[0], "float"),)
 
     def generate(self, ctx, draw):

@@ -48,7 +48,7 @@ def infer_size(s, shape, numel) -> tuple:
                 s.fail("only one dimension can be inferred")
             dim = i
         else:
-            s.check(s.sym(d) >= 0, lambda: f"invalid shape dimension {d}")
+            s.check(s.sym(d) >= 0, lambda d=d: f"invalid shape dimension {d}")
             newsize = newsize * d
     if dim is None:
         s.check(numel == newsize, lambda: f"shape is invalid for input of size {numel}")
@@ -339,10 +339,11 @@ class Expand(Op):
                            f"non-existing dimension {i}")
                 out.append(have)
                 continue
-            s.check(s.sym(size) >= 0, lambda: f"expand: the size {size} must be non-negative")
+            s.check(s.sym(size) >= 0, lambda size=size: f"expand: the size {size} must be non-negative")
             if have is not None and not s.guard_or_false(have == 1):
-                s.check(have == size, lambda: f"The expanded size of the tensor ({size}) must match "
-                        f"the existing size ({have}) at non-singleton dimension {i}")
+                s.check(have == size, lambda size=size, have=have, i=i: (
+                    f"The expanded size of the tensor ({size}) must match the existing size "
+                    f"({have}) at non-singleton dimension {i}"))
             out.append(size)
         return (s.tensor(out, x.dtype),)
 
@@ -493,7 +494,7 @@ class Repeat(Op):
         # meta_repeat
         x, reps = args
         for i, r in enumerate(reps):
-            s.check(s.sym(r) >= 0, lambda: f"Repeats cannot be negative, found {r} at index {i}")
+            s.check(s.sym(r) >= 0, lambda r=r, i=i: f"Repeats cannot be negative, found {r} at index {i}")
         padded = (1,) * (len(reps) - x.rank) + tuple(x.shape)
         return (s.tensor([s.sym(n) * r for n, r in zip(padded, reps)], x.dtype),)
 

@@ -34,7 +34,7 @@ def broadcast_shapes(s, *shapes) -> tuple:
                 common[idx] = n
             if s.guard_or_false(s.sym(n) == 1):
                 continue
-            s.check(s.sym(common[idx]) == n, lambda: f"Attempting to broadcast a dimension of length {n}")
+            s.check(s.sym(common[idx]) == n, lambda n=n: f"Attempting to broadcast a dimension of length {n}")
     return tuple(common)
 
 
