@@ -377,13 +377,24 @@ class _Call:
 
 #: fresh inputs per call sequence. The sequence depends on the program alone (not on the
 #: variants a campaign passes), so shrinking, `shapefuzz replay` and repro.py replay the same calls.
-N_VARIANTS = 6
+N_VARIANTS = 8
 
 
 def call_sequence(program: Program) -> list[tuple[InputSpec, ...]]:
+    """The program's inputs; new data at the same shapes; new sizes, largest first (automatic
+    dynamic then compiles its symbolic graph at a large hint, so every size guard it records
+    bounds the sizes from below and the smaller calls that follow test it), sizes 0 and 1
+    last; the program's inputs again (the cache after all that must still be right)."""
     from shapefuzz.variants import variants
 
-    return [program.inputs, *variants(program, N_VARIANTS, 0), program.inputs]
+    same = [v for v in variants(program, N_VARIANTS, 0) if _shapes(v) == _shapes(program.inputs)]
+    resized = [v for v in variants(program, N_VARIANTS, 0) if _shapes(v) != _shapes(program.inputs)]
+    resized.sort(key=lambda v: (any(n < 2 for s in v for n in s.shape), -sum(sum(s.shape) for s in v)))
+    return [program.inputs, *same, *resized, program.inputs]
+
+
+def _shapes(specs) -> tuple:
+    return tuple(s.shape for s in specs)
 
 
 class CompileSystem:
