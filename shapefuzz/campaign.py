@@ -245,9 +245,21 @@ class Campaign:
         self._results: dict[int, list] = {}
         self._hypothesis_run((Phase.generate,), None)
         while self._flight:
+            if self.elapsed() > self.cfg.budget_s + self.DRAIN_GRACE_S:
+                self._abandon_flight()  # a worker still starting or hanging: not worth the wait
+                break
             self._drain(0.25)
         self._save_checkpoint(force=True)
         return self.pending_shrink is not None
+
+    #: how long past the budget a campaign waits for programs already in flight
+    DRAIN_GRACE_S = 10.0
+
+    def _abandon_flight(self) -> None:
+        for j in list(self._flight):
+            self.pool.cancel((self.round, j))
+        self._flight.clear()
+        self._results.clear()
 
     def _no_more(self) -> bool:
         if self.pending_shrink is not None or self.elapsed() >= self.cfg.budget_s:

@@ -60,8 +60,14 @@ def cli() -> None:
               help="Extra known-issues JSON file (repeatable); known findings do not fail the run.")
 @click.option("--strict", is_flag=True, help="Known upstream issues count as findings too.")
 @click.option("--quiet", is_flag=True)
+@click.option("--memory-limit", "memory_mb", type=int, default=4096, show_default=True,
+              help="MB a worker may grow past its warm size (address space cap); 0: no cap.")
+@click.option("--database", default=None, metavar="URL",
+              help="Shared example database: redis://HOST:PORT[/DB] (several machines) or dir:PATH.")
+@click.option("--plugin", "plugins", multiple=True, metavar="MODULE",
+              help="Import MODULE here and in every worker (extra ops or systems; repeatable).")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
-         timeout, shrink_budget, no_confirm, known_files, strict, quiet):
+         timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
@@ -89,6 +95,14 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
         raise BadInput(f"--workers {workers}: must be between 1 and 64")
     if timeout <= 0:
         raise BadInput(f"--timeout {timeout}: must be positive")
+    if memory_mb < 0:
+        raise BadInput(f"--memory-limit {memory_mb}: must be a number of MB, or 0 for no cap")
+    try:
+        from shapefuzz.workers import import_plugins
+
+        import_plugins(plugins)  # before the generator settings: a plugin may add op families
+    except ImportError as e:
+        raise BadInput(f"--plugin: cannot import {e.name or plugins} ({e}); check PYTHONPATH") from None
     try:
         from shapefuzz.strategies.settings import GenSettings
 
@@ -97,8 +111,17 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
         raise BadInput(str(e)) from None
     opts = FuzzOptions(tuple(targets), budget, max_examples, seed, workers or os.cpu_count() or 1,
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
-                       not no_confirm, quiet, _known(known_files), strict)
-    sys.exit(run_fuzz(opts))
+                       not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
+                       database)
+    from shapefuzz.campaign import ResumeError
+    from shapefuzz.corpus import CaseError
+    from shapefuzz.database import DatabaseError
+
+    try:
+        code = run_fuzz(opts)
+    except (ResumeError, DatabaseError, CaseError) as e:  # a saved state, or --database
+        raise BadInput(str(e)) from None
+    sys.exit(code)
 
 
 def _known(files):
@@ -112,9 +135,11 @@ def _known(files):
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True)
-def replay(paths):
+@click.option("--max-elements", type=int, default=1_000_000, show_default=True,
+              help="Refuse cases whose inputs or integers could size a tensor past this.")
+def replay(paths, max_elements):
     """Replay case folders or case.json files; exit 0 when each behaves as recorded."""
-    from shapefuzz.corpus import CaseError, load_case
+    from shapefuzz.corpus import CaseError, load_case, size_problem
 
     cases = []
     for p in paths:
@@ -125,6 +150,10 @@ def replay(paths):
             cases += [load_case(x) for x in found]
         except CaseError as e:
             raise BadInput(str(e)) from None
+    for c in cases:  # refused before anything runs: a verdict, not an allocation
+        why = size_problem(c, max_elements)
+        if why:
+            raise BadInput(f"{c.path}: refused: {why}")
     import warnings
 
     warnings.filterwarnings("ignore")

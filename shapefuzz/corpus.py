@@ -8,12 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.findings import Finding
+from shapefuzz.findings import SEVERITIES, Finding
 from shapefuzz.observation import to_jsonable
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
 
@@ -29,6 +30,7 @@ __all__ = [
     "load_state",
     "save_case",
     "save_state",
+    "size_problem",
 ]
 
 CASE_SCHEMA = 1
@@ -96,6 +98,7 @@ def save_case(root: Path, case: Case, repro: str, log: str, observation: Any = N
     return d
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,79}")
 _FINDING_FIELDS = {"oracle": str, "severity": str, "system": str, "config": str, "kind": str,
                    "summary": str, "detail": str, "signature": str, "replay_index": int}
 
@@ -135,10 +138,18 @@ def _case_from_json(obj: Any, where: str) -> Case:
     for k, t in _FINDING_FIELDS.items():
         if not isinstance(f.get(k), t) or isinstance(f.get(k), bool):
             raise CaseError(f"finding.{k} must be a {t.__name__}")
-    from shapefuzz.systems import SYSTEMS
+    from shapefuzz.systems import CONFIGS, SYSTEMS
 
     if f["system"] not in SYSTEMS:
         raise CaseError(f"unknown system {f['system']!r}; known: {', '.join(SYSTEMS)}")
+    if f["config"] not in CONFIGS.get(f["system"], ()):
+        raise CaseError(f"unknown config {f['config']!r} of {f['system']}; known: "
+                        f"{', '.join(CONFIGS.get(f['system'], ()))}")
+    if f["severity"] not in SEVERITIES:
+        raise CaseError(f"finding.severity {f['severity']!r} must be one of {SEVERITIES}")
+    for k in ("oracle", "kind"):  # these reach repro.py's text: names only, nothing to inject
+        if not _NAME.fullmatch(f[k]):
+            raise CaseError(f"finding.{k} {f[k][:60]!r} is not a name (letters, digits, - _ . : =)")
     finding = Finding(**{k: f[k] for k in _FINDING_FIELDS})
     from shapefuzz.workers import load_program
 
@@ -191,3 +202,39 @@ def load_state(out: Path) -> dict | None:
     if not isinstance(state, dict):
         raise CaseError(f"{p}: not a campaign state; remove it to start afresh (saved findings stay)")
     return None if state.get("finished") else state
+
+
+# ---- replay limits ------------------------------------------------------------------------------
+def size_problem(case: Case, max_elements: int) -> str | None:
+    """Why replaying `case` could allocate past `max_elements` elements, or None. Generated
+    programs stay far below (Note [bounded sizes]); a larger input or integer (an item() value
+    or a literal that becomes a size) only comes from a hand-edited or hostile file."""
+    if case.program.kind == "questions":
+        return None  # no tensors: question programs only ask a ShapeEnv about integers
+    inputs = tuple(case.program.inputs) + tuple(case.replay_inputs or ())
+    for s in inputs:
+        n = 1
+        for d in s.shape:
+            n *= d
+        if n > max_elements:
+            return f"input {s.name} has {n} elements, more than --max-elements {max_elements}"
+    big = _largest_int(case.program.to_json())
+    for s in case.replay_inputs or ():
+        big = max(big, _largest_int(list(s.data)))
+    if big > max_elements:
+        return f"an integer of magnitude {big} could size a tensor past --max-elements {max_elements}"
+    return None
+
+
+def _largest_int(obj: Any) -> int:
+    if isinstance(obj, bool):
+        return 0
+    if isinstance(obj, int):
+        return abs(obj)
+    if isinstance(obj, float):
+        return abs(int(obj)) if obj == obj and abs(obj) != float("inf") else 0
+    if isinstance(obj, dict):
+        return max((_largest_int(v) for v in obj.values()), default=0)
+    if isinstance(obj, list | tuple):
+        return max((_largest_int(v) for v in obj), default=0)
+    return 0

@@ -142,6 +142,22 @@ def _oom(job: Job, memory_mb: int) -> Observation:
         "warm worker (raise --memory-limit if that is legitimate)"))
 
 
+#: a trivial program traced once before a worker says it is ready
+_WARM_UP = ('{"schema": 1, "inputs": [{"name": "x0", "dtype": "float", "shape": [3], "dims": '
+            '["dynamic"], "data": [1.0, 2.0, 3.0]}], "instrs": [{"op": "add", "args": [{"v": 0}, '
+            '{"v": 0}]}], "outputs": [1]}')
+
+
+def _warm_up() -> None:
+    """The first make_fx trace in a process pays for lazy imports and caches (seconds under
+    load). Paying it here keeps the per-program timeout about the program, not the worker."""
+    import shapefuzz.systems.export  # noqa: F401
+    import shapefuzz.systems.make_fx  # noqa: F401
+
+    run_job(Job(_WARM_UP, "eager", "default", "[]"))
+    run_job(Job(_WARM_UP, "make_fx", "default", "[]"))
+
+
 def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     import warnings
 
@@ -154,9 +170,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     warnings.filterwarnings("ignore")
     apply_torch_config(torch_config)
     import_plugins(plugins)
-    import shapefuzz.systems.export
-    import shapefuzz.systems.make_fx  # noqa: F401
-
+    _warm_up()
     _limit_memory(memory_mb)
     conn.send(("ready", None))
     while True:

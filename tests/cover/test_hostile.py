@@ -269,3 +269,125 @@ def test_arity_is_checked(op):
         Program.from_json(arity_doc(op, args + [PAYLOADS[0]]))
     with pytest.raises(ProgramError, match=r"instruction 1 \(\w+\): "):
         Program.from_json(arity_doc(op, args[:-1]))
+
+
+# ---- case files: loader, `shapefuzz replay`, repro.py ---------------------------------------------
+from pathlib import Path  # noqa: E402
+
+from shapefuzz.cli import main  # noqa: E402
+from shapefuzz.corpus import CaseError, load_case  # noqa: E402
+from shapefuzz.repro import repro_source  # noqa: E402
+
+GOOD_CASE = Path(__file__).resolve().parents[2] / "corpus" / "squeeze-unbacked-meta-make_fx" / "case.json"
+#: a payload that leaves a trace if anything ever evaluates it
+TRACE_PAYLOAD = "__import__('pathlib').Path('SHAPEFUZZ_PWNED').touch()"
+
+
+def good_case() -> dict:
+    return json.loads(GOOD_CASE.read_text())
+
+
+def load_case_bytes(tmp_path: Path, data: bytes):
+    p = tmp_path / "case.json"
+    p.write_bytes(data)
+    try:
+        case = load_case(p)
+    except CaseError as e:
+        assert str(e).startswith(str(p)) and "\n" not in str(e)  # one line naming the file
+        return None
+    assert_repro_harmless(repro_source(case))
+    return case
+
+
+def assert_repro_harmless(src: str) -> None:
+    """An accepted case renders to a repro whose only imports and calls are the template's."""
+    tree = ast.parse(src)
+    assert isinstance(tree.body[0], ast.Expr) and isinstance(tree.body[0].value, ast.Constant)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            assert all(n.split(".")[0] in {"torch", "sys", "sympy", "math", ""} or n.isidentifier()
+                       for n in names), ast.dump(node)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id not in {"exec", "eval", "__import__", "compile", "open"}, ast.dump(node)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=200) | st.binary(max_size=40).map(lambda b: GOOD_CASE.read_bytes()[:300] + b))
+def test_case_loader_random_bytes(tmp_path_factory, data):
+    load_case_bytes(tmp_path_factory.mktemp("c"), data)
+
+
+@st.composite
+def mutated_cases(draw):
+    obj = good_case()
+    for _ in range(draw(st.integers(1, 3))):
+        obj = mutate(draw, obj)
+    return obj
+
+
+@settings(max_examples=100, deadline=None)
+@given(json_values | mutated_cases())
+def test_case_loader_random_json(tmp_path_factory, obj):
+    load_case_bytes(tmp_path_factory.mktemp("c"), json.dumps(obj).encode())
+
+
+def _set(obj, path, value):
+    node = obj
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    return obj
+
+
+HOSTILE_CASES = {
+    "truncated": lambda: GOOD_CASE.read_bytes()[: len(GOOD_CASE.read_bytes()) // 2],
+    "empty": lambda: b"",
+    "not-utf8": lambda: b"\xff\xfe{}",
+    "schema-2": lambda: json.dumps(_set(good_case(), ["schema"], 2)).encode(),
+    "program-schema-9": lambda: json.dumps(_set(good_case(), ["program", "schema"], 9)).encode(),
+    "unknown-op": lambda: json.dumps(_set(good_case(), ["program", "instrs", 0, "op"], "os.system")).encode(),
+    "unknown-system": lambda: json.dumps(_set(good_case(), ["finding", "system"], "inductor")).encode(),
+    "unknown-config": lambda: json.dumps(_set(good_case(), ["finding", "config"], "x\"\"\"; " + TRACE_PAYLOAD)).encode(),
+    "oracle-injection": lambda: json.dumps(_set(good_case(), ["finding", "oracle"], "a\"\"\"\n" + TRACE_PAYLOAD + "\n\"\"\"")).encode(),
+    "op-injection": lambda: json.dumps(_set(good_case(), ["program", "instrs", 0, "op"], TRACE_PAYLOAD)).encode(),
+    "arg-injection": lambda: json.dumps(_set(good_case(), ["program", "instrs", 0, "args", 1], TRACE_PAYLOAD)).encode(),
+    "torch-config-injection": lambda: json.dumps(_set(good_case(), ["torch_config"], [["x = 1; " + TRACE_PAYLOAD, 1]])).encode(),
+    "huge-int": lambda: json.dumps(_set(good_case(), ["program", "inputs", 0, "data", 0], 10**400)).encode(),
+    "huge-float": lambda: json.dumps(_set(good_case(), ["program", "inputs", 0, "data", 0], 1e999)).encode(),
+    "exp-float": lambda: json.dumps(good_case()).replace('"data": [3]', '"data": [1e999]').encode(),
+    "huge-shape": lambda: json.dumps(_set(good_case(), ["program", "inputs", 0, "shape"], [10**9, 10**9])).encode(),
+    "deep-nesting": lambda: b"[" * 100_000 + b"]" * 100_000,
+    "status": lambda: json.dumps(_set(good_case(), ["status"], "fixed; rm -rf /")).encode(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_CASES))
+def test_replay_rejects_hostile_case_with_one_line(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    d = tmp_path / "case"
+    d.mkdir()
+    data = HOSTILE_CASES[name]()
+    (d / "case.json").write_bytes(data)
+    with pytest.raises(SystemExit) as e:
+        main(["replay", str(d)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert err.startswith("shapefuzz: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not (tmp_path / "SHAPEFUZZ_PWNED").exists()  # nothing evaluated
+    assert (d / "case.json").read_bytes() == data  # nothing lost or rewritten
+
+
+def test_replay_refuses_inputs_past_max_elements(tmp_path, capsys):
+    obj = good_case()
+    obj["program"]["inputs"][0]["data"] = [3_000_000]  # an item() value that becomes a size
+    (tmp_path / "case.json").write_text(json.dumps(obj))
+    with pytest.raises(SystemExit) as e:
+        main(["replay", "--max-elements", "1000000", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "refused" in err and "--max-elements 1000000" in err, err
+
+
+def test_good_case_still_loads():
+    """The hostile cases above are mutations of a case the loader accepts."""
+    assert_repro_harmless(repro_source(load_case(GOOD_CASE)))

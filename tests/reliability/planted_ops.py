@@ -14,9 +14,11 @@ import hypothesis.strategies as st
 from shapefuzz.ops.base import Op, expect_choice, expect_tensor, register
 from shapefuzz.program import VType
 
-ACTIONS = ("none", "abort", "hang", "oom")
-#: what generation draws: mostly harmless, so a campaign also has ordinary programs to run
-DRAWN = ("none",) * 6 + ("abort", "hang")
+ACTIONS = ("none", "abort", "hang", "oom", "wrong")
+#: what generation draws (the "none" also gives ordinary programs to run between failures); a test
+#: picks the misbehaviours with PLANTED_ACTIONS (read by this test-only module, not by shapefuzz)
+_CHOSEN = tuple(a for a in os.environ.get("PLANTED_ACTIONS", "abort,hang").split(",") if a in ACTIONS)
+DRAWN = ("none",) + _CHOSEN
 
 
 def _traced(x) -> bool:
@@ -26,6 +28,7 @@ def _traced(x) -> bool:
 
 
 def _misbehave(action: str) -> None:
+    """"wrong" is handled by the caller: a wrong value, an ordinary finding."""
     if action == "abort":
         os.abort()  # SIGABRT, as a failed C++ assertion in torch would
     elif action == "hang":
@@ -52,6 +55,8 @@ class Planted(Op):
         x, action = args
         if _traced(x):
             _misbehave(action)
+            if action == "wrong":
+                return (x.clone() + 1,)
         return (x.clone(),)
 
     def source(self, args):
