@@ -322,11 +322,11 @@ class WorkerPool:
     def _receive(self, wi: int) -> None:
         w = self.workers[wi]
         try:
-            while True:
-                tag, payload = w.conn.recv()
-                if tag != "ready":
-                    break
+            tag, payload = w.conn.recv()
+            if tag == "ready":  # the job's clock starts now; never block for its answer here
                 w.ready = True
+                w.deadline = time.monotonic() + self.timeout_s
+                return None
         except (EOFError, OSError):
             w.proc.join(5)
             if not w.ready:
