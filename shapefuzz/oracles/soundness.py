@@ -97,18 +97,29 @@ def _relevant(facts: list, claim: sympy.Basic) -> list:
     return out
 
 
+#: verdicts and z3 terms shared by every query of this process: programs (and the metamorphic
+#: re-runs of a program) ask the same claims under the same facts again and again
+_CACHE: dict = {}
+_COMPILED = Compiled()
+_CACHE_MAX = 50_000
+
+
 class _Prover:
     """prove() with a cache: programs ask the same claim under the same facts many times."""
 
     def __init__(self, settings: SmtSettings):
+        global _COMPILED
+        if len(_CACHE) > _CACHE_MAX:
+            _CACHE.clear()
+            _COMPILED = Compiled()
         self.settings = settings
-        self.cache: dict = {}
-        self.compiled = Compiled()
+        self.cache = _CACHE
+        self.compiled = _COMPILED
 
     def __call__(self, facts: list, claim: sympy.Basic, bounds: list = ()) -> Verdict:
         rel = _relevant(list(facts), claim)
         rel += [b for b in bounds if b.free_symbols & _syms(rel, claim)]
-        key = (claim, tuple(rel))
+        key = (claim, tuple(rel), self.settings)
         v = self.cache.get(key)
         if v is None:
             v = self.cache[key] = prove(rel, claim, self.settings, self.compiled)
@@ -458,3 +469,35 @@ def _bind(tr, specs) -> dict[str, int]:
     out = {str(k): int(v) for k, v in input_binding(tr.fakes, real).items()}
     out.update({str(k): int(v) for k, v in b.binding.items()})
     return out
+
+
+# ---- ref (question programs) --------------------------------------------------------------------
+def ref_checks(program, trace, settings: SmtSettings = SmtSettings()) -> tuple[tuple, tuple]:
+    """(axioms as text, z3 checks) for the reference ShapeEnv on a question program."""
+    import math
+
+    env = trace.env
+    axioms = list(trace.axioms)
+    final = [e for _, _, e in axioms]
+    for sym in env.backed_hints:  # final backed ranges: what produce_guards would check
+        r = env.ranges.get(sym)
+        if r is not None and r.lo not in (-math.inf, math.inf):
+            final.append(sympy.Ge(sym, int(r.lo)))
+        if r is not None and r.hi not in (-math.inf, math.inf):
+            final.append(sympy.Le(sym, int(r.hi)))
+    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    f = trace.failure
+    if f is not None:
+        expr = getattr(f, "expr", None)
+        if type(f).__name__ == "DataDependentError" and expr is not None:
+            c = dde_check(expr, final, settings)
+            return text, ((c,) if c is not None else ())
+        return text, ()
+    defs = [v for _, v in program.definitions()]
+    leaves = [env.expr_of(trace.nodes[v]) for ins, v in zip(program.instrs, defs)
+              if ins.op in ("backed", "unbacked")]
+    decisions = [(a.expr, a.value, a.how) for a in trace.answers]
+    values = [i.args[0] for i in program.instrs if i.op == "unbacked"]
+    binding = dict(env.backed_hints)
+    binding.update(zip(env.unbacked, values))
+    return text, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings))

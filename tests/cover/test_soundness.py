@@ -236,3 +236,43 @@ def test_make_fx_counter_model_sets_item_values_through_the_data():
     [f] = _tensor_findings(p, obs)
     c = obs.smt[f.replay_index]
     assert c.confirmed and sum(c.replay.inputs[0].data) == 1, c
+
+
+# ---- plants in the reference ShapeEnv -------------------------------------------------------------
+def test_ref_quiet_and_planted_dropped_guard_and_wrong_range(monkeypatch):
+    import math
+
+    from shapefuzz.systems.ref import evaluate as ref_evaluate
+    from shapefuzz.systems.ref.env import RefEnv
+    from shapefuzz.systems.ref.ranges import Interval
+    from shapefuzz.systems.ref.system import RefSystem
+
+    for p in (Q_GUARD, Q_STATIC, Q_RANGE):
+        obs = RefSystem().observe(p, "default")
+        assert _smt_findings(p, obs) == [] and (obs.smt or p is Q_RANGE), obs.smt
+    with monkeypatch.context() as m:  # a dropped guard: answered "guard", never recorded
+        m.setattr(ref_evaluate, "record_guard", lambda env, g: None)
+        obs = RefSystem().observe(Q_GUARD, "default")
+    [f] = _smt_findings(Q_GUARD, obs)[:1]
+    assert f.oracle == "guard-soundness" and obs.smt[f.replay_index].confirmed
+    orig = RefEnv.create_unbacked
+
+    def bad_range(self):
+        node = orig(self)
+        self.ranges[node.raw] = Interval(1, math.inf)
+        return node
+
+    with monkeypatch.context() as m:  # a wrong range for a fresh unbacked symbol
+        m.setattr(RefEnv, "create_unbacked", bad_range)
+        obs = RefSystem().observe(Q_RANGE, "default")
+    [f] = _smt_findings(Q_RANGE, obs)
+    assert f.oracle == "static-soundness" and obs.smt[f.replay_index].alt_values[0] < 1
+
+
+@settings(max_examples=40)
+@given(qprograms(max_ops=10))
+def test_ref_z3_oracles_quiet(p):
+    from shapefuzz.systems.ref.system import RefSystem
+
+    obs = RefSystem().observe(p, "default")
+    assert _smt_findings(p, obs) == [], (p.pretty(), obs.smt)

@@ -30,6 +30,8 @@ class Trace:
     nodes: tuple[Node, ...]  # one per value the program defined before it stopped
     answers: tuple[Answer, ...]  # one per question answered
     failure: Exception | None  # one of FAILURES, or None when the program ran to its end
+    #: (at, kind, sympy expr) as learned: Note [axioms] in shapefuzz.oracles.soundness
+    axioms: tuple = ()
 
 
 def run(program: QProgram, settings: RefSettings) -> Trace:
@@ -41,22 +43,41 @@ def run(program: QProgram, settings: RefSettings) -> Trace:
         return nodes[a.index] if isinstance(a, Ref) else env.constant(a)
 
     failure = None
+    axioms: list[tuple] = []
     try:
         for ins in program.instrs:
             a = ins.args
+            seen = (len(env.guards), len(env.asserts))
             if ins.op == "backed":
                 nodes.append(env.create_backed(a[0]))
+                _creation_range(env, nodes[-1], axioms, len(answers))
             elif ins.op == "unbacked":
                 nodes.append(env.create_unbacked())  # its value a[0] stays with the program
             elif ins.op == "binop":
                 nodes.append(binop(env, a[0], operand(a[1]), operand(a[2])))
             elif ins.op == "check":
-                check(env, relational(env, a[0], operand(a[1]), operand(a[2])))
+                rel = relational(env, a[0], operand(a[1]), operand(a[2]))
+                checked = env.expr_of(rel)
+                check(env, rel)
+                axioms.append((len(answers), "check", checked))
             else:
                 answers.append(ask(env, a[0], relational(env, a[1], operand(a[2]), operand(a[3]))))
+            axioms += [(len(answers), "guard", g) for g in env.guards[seen[0]:]]
+            axioms += [(len(answers), "assert", x) for x in env.asserts[seen[1]:]]
     except FAILURES as e:
         failure = e
-    return Trace(env, tuple(nodes), tuple(answers), failure)
+    return Trace(env, tuple(nodes), tuple(answers), failure, tuple(axioms))
+
+
+def _creation_range(env: RefEnv, node: Node, axioms: list, at: int) -> None:
+    """A new backed symbol's range from the 0/1 policy (not from env.ranges: Note [axioms])."""
+    import sympy
+
+    sym = node.raw
+    if isinstance(sym, sympy.Symbol):
+        s = env.settings
+        low = 0 if s.backed_size_oblivious or not s.specialize_zero_one else 2
+        axioms.append((at, "range", sympy.Ge(sym, low)))
 
 
 def _missing(env: RefEnv):

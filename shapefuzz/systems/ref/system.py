@@ -10,6 +10,7 @@ from dataclasses import replace
 import sympy
 
 from shapefuzz.observation import Decision, Observation, Outcome
+from shapefuzz.oracles.soundness import ref_checks
 from shapefuzz.questions import QProgram
 from shapefuzz.systems.ref.env import Node, RefEnv, concrete
 from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
@@ -28,7 +29,10 @@ class RefSystem:
         settings = settings_for(config)  # an unknown name is a usage error: raise
         t0 = time.perf_counter()
         if isinstance(program, QProgram):
-            obs = observation(self.name, config, program, run(program, settings))
+            trace = run(program, settings)
+            obs = observation(self.name, config, program, trace)
+            axioms, smt = ref_checks(program, trace)  # z3 oracles (shapefuzz.oracles.soundness)
+            obs = replace(obs, axioms=axioms, smt=smt)
         else:  # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
             from shapefuzz.systems.ref.tensors import observe_tensors
 
