@@ -378,10 +378,19 @@ class Squeeze(Op):
         return f"{args[0]}.squeeze({args[1]})"
 
     def symbolic(self, args, n_out, s):
+        # Note [squeeze deviates from torch]: torch's meta keeps a dim it cannot prove to be 1
+        # (guard_or_false), while the kernel squeezes it when it is 1 at run time: a wrong shape
+        # claim (corpus/squeeze-unbacked-meta-make_fx). The reference decides instead: a backed
+        # dim (under backed_size_oblivious) is guarded, an unbacked one is a data-dependent error.
         x, d = args
-        if s.guard_or_false(x.shape[d] == 1):  # a size not known to be 1 stays (no guard)
+        n = x.shape[d]
+        if s.guard_or_false(n == 1):
             return (s.tensor(x.shape[:d] + x.shape[d + 1:], x.dtype),)
-        return (x,)
+        if s.statically_known_true(n != 1):
+            return (x,)
+        if s.hint(n) is None:
+            s.data_dependent(n == 1, "squeeze() of a dim that may be 1")
+        return (s.tensor(x.shape[:d] + x.shape[d + 1:], x.dtype),) if bool(n == 1) else (x,)
 
     def generate(self, ctx, draw):
         x, d = pick_tensor_dim(ctx, draw, pred=lambda n: n == 1)

@@ -1,5 +1,7 @@
 """A bug planted in one optimization's path of the reference ShapeEnv is found by a short
-campaign over every ref config, and the config differential names that optimization."""
+campaign over every ref config, and the config differential names that optimization; a bug
+planted in one op's symbolic shape rule is found by a short campaign over tensor programs, and
+the unmodified reference stays quiet on both kinds of program."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from shapefuzz import systems
 from shapefuzz.campaign import Campaign, CampaignSettings
+from shapefuzz.ops import get_op
 from shapefuzz.systems import CONFIGS
 from shapefuzz.workers import run_job
 
@@ -17,16 +21,54 @@ plants = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(plants)
 
 
-def _campaign(budget: float) -> Campaign:
-    cfg = CampaignSettings(tuple(("ref", c) for c in CONFIGS["ref"]), budget_s=budget, seed=0,
+@pytest.fixture
+def kind(monkeypatch):
+    """Run `ref` campaigns on one program kind only."""
+
+    def only(k: str) -> None:
+        monkeypatch.setitem(systems.KINDS, "ref", (k,))
+
+    return only
+
+
+def _campaign(budget: float, configs=CONFIGS["ref"]) -> Campaign:
+    cfg = CampaignSettings(tuple(("ref", c) for c in configs), budget_s=budget, seed=0,
                            shrink_budget_s=10)
     return Campaign(cfg, lambda jobs: [run_job(j) for j in jobs]).run()
 
 
-def test_unmodified_reference_has_no_finding():
+def test_unmodified_reference_has_no_finding(kind):
+    kind("questions")
     camp = _campaign(10)
-    assert camp.stats.programs > 50
+    assert camp.stats.programs > 30
     assert not camp.bugs, [b.finding.signature for b in camp.bugs.values()]
+
+
+def test_unmodified_reference_has_no_finding_on_tensor_programs(kind):
+    kind("tensors")
+    camp = _campaign(20)
+    assert camp.stats.programs > 15
+    assert not camp.bugs, [b.finding.signature for b in camp.bugs.values()]
+
+
+def test_a_bug_planted_in_a_shape_rule_is_found(kind, monkeypatch):
+    """narrow() claims one more element than it has whenever start is not 0."""
+    kind("tensors")
+    narrow = type(get_op("narrow"))
+    orig = narrow.symbolic
+
+    def bad(self, args, n_out, s):
+        (out,) = orig(self, args, n_out, s)
+        if s.static(args[2]) == 0:
+            return (out,)
+        d = args[1]
+        return (s.tensor(out.shape[:d] + (out.shape[d] + 1,) + out.shape[d + 1:], out.dtype),)
+
+    monkeypatch.setattr(narrow, "symbolic", bad)
+    camp = _campaign(40, ("default",))
+    found = [b for b in camp.bugs.values() if b.finding.system == "ref"]
+    assert any(b.finding.kind == "symbolic-shape" for b in found), [b.finding.signature for b in found]
+    assert all("narrow" in b.program.op_names() for b in found)
 
 
 # The smart-sort plant only changes which side of s0 == s1 + 2 is eliminated: s0 -> s1 + 2 or
@@ -36,7 +78,8 @@ _EQUIVALENT_ONLY = {"smart-sort"}
 
 
 @pytest.mark.parametrize("opt", sorted(set(plants.PLANTED) - _EQUIVALENT_ONLY))
-def test_planted_bug_is_found_and_blamed(opt, monkeypatch):
+def test_planted_bug_is_found_and_blamed(opt, monkeypatch, kind):
+    kind("questions")
     module, name, bad = plants.PLANTED[opt]
     monkeypatch.setattr(module, name, bad)
     camp = _campaign(25)

@@ -281,5 +281,14 @@ class Shapes:
                "assert" if len(env.asserts) > n_asserts else "static")
         self.decisions.append((expr, True, how))
 
+    def data_dependent(self, c: SymBool, why: str):
+        """Raise a data-dependent error on c: the rule needs c decided and refuses to guess.
+        The message starts with `why` (KNOWN_DIFFERENCES may name it)."""
+        a, b = self.sym(c.a), self.sym(c.b)
+        expr = self.env.expr_of(relational(self.env, c.cmp, a.node, b.node))
+        e = DataDependentError(expr, sorted(str(u) for u in self.env.size_like))
+        e.args = (f"{why}: {e}",)
+        raise e
+
     def fail(self, msg: str, exc_type: str = "RuntimeError"):
         raise RuleError(msg, exc_type)
