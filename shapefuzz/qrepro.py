@@ -1,6 +1,7 @@
 """repro.py for question programs: torch's ShapeEnv driven directly, each question checked
-against its concrete answer (Note [question truth]). torch only, unless the finding needs one of
-shapefuzz's scoped torch patches (a slow-path config), which it then imports."""
+against its concrete answer (Note [question truth]). torch only (settings configs become ShapeEnv
+arguments and fx config switches), unless the finding needs one of shapefuzz's scoped torch
+patches (a slow-path config), which it then imports."""
 
 from __future__ import annotations
 
@@ -96,8 +97,12 @@ def question_repro_source(p: QProgram, header: str, config_lines: str = "", conf
         return _metamorphic_source(p, header, config_lines, metamorphic)
     p.validate()
     t = truth(p)
-    if config == "default":
-        start = ["def start():", "    return ShapeEnv()", "", ""]
+    settings = _settings_only(config)
+    if settings is not None:  # plain torch: ShapeEnv arguments and fx config switches
+        kwargs, fx = settings
+        config_lines += "".join(f"fxx.{k} = {v!r}  # config {config}\n" for k, v in fx.items())
+        start = ["def start():", f"    return ShapeEnv({', '.join(f'{k}={v!r}' for k, v in kwargs.items())})",
+                 "", ""]
         run = ["        main()"]
     else:  # torch's ShapeEnv under a shapefuzz config: its scoped torch patches are needed
         if not all(ch.isalnum() or ch in "-=:+_" for ch in config):
@@ -142,7 +147,7 @@ def question_repro_source(p: QProgram, header: str, config_lines: str = "", conf
         alt = truth(with_values(p, tuple(alt_values)))
         if alt.failed_check is None:
             lines.append(f"    replay({[int(x) for x in alt_values]!r}, {list(alt.answers)!r})")
-    lines += ["", "", "if __name__ == '__main__':",
+    lines += ["", "", "if __name__ == '__main__':", "    print('torch', torch.__version__)",
               "    try:", *run, "    except Exception as e:",
               "        print(f'raised {type(e).__name__}: {e}')",
               "        if 'data-dependent' not in str(e).lower() and not type(e).__name__.startswith('GuardOnData'):",
@@ -151,6 +156,19 @@ def question_repro_source(p: QProgram, header: str, config_lines: str = "", conf
               "    print('OK: every claim matches the concrete answers' if not wrong else '')",
               "    sys.exit(1 if wrong else 0)", ""]
     return "\n".join(lines)
+
+
+def _settings_only(config: str) -> tuple[dict, dict] | None:
+    """(ShapeEnv kwargs, fx config overrides) when the config is only settings torch exposes, so
+    the repro needs torch alone; None when it needs shapefuzz's patches (a slow path)."""
+    if config == "default":
+        return {}, {}
+    from shapefuzz.systems.torch_toggles import toggles
+
+    t = toggles(config)
+    if t.slow_paths() or t.do_not_emit_stack_traces:
+        return None
+    return t.env_kwargs(), t.fx_overrides()
 
 
 def _metamorphic_source(p: QProgram, header: str, config_lines: str, kind: str) -> str:

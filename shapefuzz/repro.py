@@ -15,6 +15,12 @@ _ORACLE_HELP = {
               "it must behave as eager on it",
     "recompile": "torch.compile over a call sequence: a cached graph runs only where its own guards "
                  "hold, and it recompiles no more than its guards require",
+    "truth": "every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete "
+             "answer for the values the sizes really have, also for other values its guards accept",
+    "metamorphic": "the same questions asked again (fresh env, or after redundant questions) must get "
+                   "the same answers",
+    "config-differential": "switching one optimization on or off must not change any answer",
+    "system-differential": "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
 }
 
 _TRACE = {
@@ -144,6 +150,7 @@ def symbolic_shapes_disagree(gm, se, args):
 
 
 def main():
+    print("torch", torch.__version__)
     try:
         artifact, accepts, gm, se = trace(f, traced_inputs)
     except Exception as e:
@@ -216,8 +223,10 @@ def repro_source(case: Case, torch_version: str = "") -> str:
         return compile_repro_source(case, head)
     return "".join([
         head, "import sys\n\n", HEADER, "import torch.fx.experimental._config\n", config, "\n",
-        function_source(p, "f"), "\n# the reference: eager, with the branches the trace sent to their fallback\n",
-        function_source(p, "f_ref", frozenset(forced_general)), "\n",
+        function_source(p, "f"), *((
+            "\n# the reference: eager, with the branches the trace sent to their fallback\n",
+            function_source(p, "f_ref", frozenset(forced_general))) if forced_general else (
+            "f_ref = f  # the reference: eager (no branch was sent to its fallback arm)\n",)), "\n",
         inputs_source(p.inputs, "traced_inputs"), inputs_source(check_inputs, "check_inputs"),
         f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n",
         f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
@@ -228,7 +237,8 @@ def _question_repro(case: Case, torch_version: str) -> str:
     from shapefuzz.qrepro import question_repro_source
 
     f = case.finding
-    head = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}; system {f.system}, config '
+    head = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}: {_ORACLE_HELP.get(f.oracle, "")}.\n'
+            f'system {f.system}, config '
             f'{_safe(f.config)}; found with torch {_safe(torch_version)}.\nsignature: {_safe(f.signature)}\n'
             f'{_safe(f.detail)}\nExits 1 while the bug is there, 0 once it is fixed.\n"""')
     config = "".join(f"torch.fx.experimental._config.{k} = {v!r}\n" for k, v in case.torch_config

@@ -1,6 +1,7 @@
 """shapefuzz repro: torch-env (no-specialize-zero-one): wrong-static on bool
 
-oracle truth; system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu.
+oracle truth: every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete answer for the values the sizes really have, also for other values its guards accept.
+system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu.
 signature: truth:wrong-claim:torch-env:no-specialize-zero-one:C
 question 0: bool(True) answered True (static); the concrete answer is False
 Exits 1 while the bug is there, 0 once it is fixed.
@@ -80,11 +81,8 @@ def replay(values, answers):
 
 
 
-from shapefuzz.systems.torch_toggles import applied  # scoped torch patches
-
-
-def start(cfg):
-    return ShapeEnv(**cfg.env_kwargs)
+def start():
+    return ShapeEnv(specialize_zero_one=False)
 
 
 def main(cfg=None):
@@ -107,9 +105,9 @@ def main(cfg=None):
 
 
 if __name__ == '__main__':
+    print('torch', torch.__version__)
     try:
-        with applied('no-specialize-zero-one') as cfg:
-            main(cfg)
+        main()
     except Exception as e:
         print(f'raised {type(e).__name__}: {e}')
         if 'data-dependent' not in str(e).lower() and not type(e).__name__.startswith('GuardOnData'):

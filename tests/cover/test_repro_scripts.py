@@ -1,0 +1,41 @@
+"""repro.py as a torch developer gets it: torch only, the oracle in one line, the torch version
+and the config switches it needs, exit 1 while the bug is there (checked on corpus cases)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.corpus import load_case
+from shapefuzz.repro import repro_source
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+
+
+@pytest.mark.parametrize("name", ["zero-size-backed-positive-torch-env", "pending-unbacked-narrow-make_fx"])
+def test_repro_is_standalone_and_says_what_it_checks(name, tmp_path):
+    case = load_case(CORPUS / name)
+    src = repro_source(case)
+    assert not re.search(r"^\s*(from|import) shapefuzz", src, re.M), "repro.py must need torch only"
+    assert re.search(r"^oracle [a-z-]+: .{20,}\.$", src, re.M)  # the one-line oracle explanation
+    assert "found with torch 2.13" in src
+    if case.finding.config != "default":  # a settings config becomes a plain ShapeEnv argument
+        assert "ShapeEnv(specialize_zero_one=False)" in src
+    script = tmp_path / "repro.py"
+    script.write_text(src)
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr  # the bug is there in torch 2.13
+    assert "BUG:" in r.stdout and "torch 2.13" in r.stdout
+
+
+def test_reference_function_is_only_written_out_when_branches_were_forced():
+    case = load_case(CORPUS / "pending-unbacked-narrow-make_fx")
+    assert not case.fallback_branches
+    src = repro_source(case)
+    assert "f_ref = f  #" in src and "def f_ref(" not in src
+    assert len(src.splitlines()) < 200
