@@ -24,8 +24,17 @@ from dataclasses import dataclass
 import sympy
 import z3
 
-__all__ = ["SmtSettings", "Verdict", "Unsupported", "Translator", "Compiled", "to_z3", "prove", "parse",
-           "VERDICTS"]
+__all__ = [
+    "VERDICTS",
+    "Compiled",
+    "SmtSettings",
+    "Translator",
+    "Unsupported",
+    "Verdict",
+    "parse",
+    "prove",
+    "to_z3",
+]
 
 #: unsat: the facts imply the claim; sat: a model refutes it; unknown: not expressible or z3
 #: gave up; timeout: the per-query budget ran out
@@ -36,6 +45,10 @@ _BITS = 64
 @dataclass(frozen=True, slots=True)
 class SmtSettings:
     timeout_ms: int = 2000  # per query; a timeout is a verdict, never a hang
+
+
+#: the default per-query budget (a settings value: callers pass their own SmtSettings)
+DEFAULT_SETTINGS = SmtSettings()
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +230,8 @@ def _minmax(pick):
 def _rel(op):
     def tr(t, e, args):
         a, b = args
-        if z3.is_bool(a) and z3.is_bool(b):
-            if op in ("eq", "ne"):
-                return (a == b) if op == "eq" else (a != b)
+        if z3.is_bool(a) and z3.is_bool(b) and op in ("eq", "ne"):
+            return (a == b) if op == "eq" else (a != b)
         a, b = _arith([a, b])
         return {"eq": a == b, "ne": a != b, "lt": a < b, "le": a <= b, "gt": a > b, "ge": a >= b}[op]
 
@@ -364,7 +376,7 @@ class Compiled:
         return r
 
 
-def prove(facts, claim, settings: SmtSettings = SmtSettings(), compiled: Compiled | None = None
+def prove(facts, claim, settings: SmtSettings = DEFAULT_SETTINGS, compiled: Compiled | None = None
           ) -> Verdict:
     """Do `facts` (sympy booleans) imply `claim`? unsat of facts ∧ ¬claim ∧ side conditions is a
     proof; sat comes with a model (every symbol of the query gets a value)."""

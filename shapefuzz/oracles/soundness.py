@@ -32,10 +32,19 @@ from typing import Any
 import sympy
 
 from shapefuzz.findings import Finding
-from shapefuzz.oracles.smt import Compiled, SmtSettings, Verdict, prove
+from shapefuzz.oracles.smt import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
 
-__all__ = ["SmtCheck", "claim_of", "check_claims", "dde_check", "hint_sanity", "smt_findings",
-           "verdict_counts", "question_checks", "ORACLES"]
+__all__ = [
+    "ORACLES",
+    "SmtCheck",
+    "check_claims",
+    "claim_of",
+    "dde_check",
+    "hint_sanity",
+    "question_checks",
+    "smt_findings",
+    "verdict_counts",
+]
 
 ORACLES = ("static-soundness", "guard-soundness", "spurious-dde", "hint-sanity")
 #: bounds on counter-models, so that a model is an input a replay can build
@@ -145,7 +154,7 @@ def _sympify_all(items) -> list:
 
 def check_claims(decisions: list[tuple[Any, Any, str]], axioms: list[tuple[int, str, Any]],
                  final: list, unchecked: set[int] = frozenset(), bounds: list = (),
-                 settings: SmtSettings = SmtSettings(), realize=None) -> list[SmtCheck]:
+                 settings: SmtSettings = DEFAULT_SETTINGS, realize=None) -> list[SmtCheck]:
     """decisions: (expr, answer, how); axioms: (at, kind, expr); final: the facts the artifact
     checks or eager enforces. `realize(k, claim, model) -> (confirmed, why, replay, alt)` turns a
     counter-model into a concrete replay (Note [counterexample replay])."""
@@ -191,7 +200,7 @@ def check_claims(decisions: list[tuple[Any, Any, str]], axioms: list[tuple[int, 
     return out
 
 
-def dde_check(expr: Any, facts: list, settings: SmtSettings = SmtSettings()) -> SmtCheck | None:
+def dde_check(expr: Any, facts: list, settings: SmtSettings = DEFAULT_SETTINGS) -> SmtCheck | None:
     """Oracle 7: a DDE on an expression the facts decide. sat both ways: deserved (pass)."""
     try:
         e = sympy.sympify(expr)
@@ -234,7 +243,7 @@ def hint_sanity(guards: list, binding: dict) -> list[SmtCheck]:
 
 # ---- question programs -----------------------------------------------------------------------
 def question_checks(program, decisions: list[tuple[Any, Any, str]], axioms: list, final: list,
-                    leaf_exprs: list, binding: dict, settings: SmtSettings = SmtSettings()
+                    leaf_exprs: list, binding: dict, settings: SmtSettings = DEFAULT_SETTINGS
                     ) -> list[SmtCheck]:
     """Static and guard soundness of a question program's answers. A counter-model becomes
     other values for the program's backed/unbacked instructions; it confirms when every final
@@ -353,7 +362,7 @@ def verdict_counts(observations) -> dict[str, int]:
 
 
 # ---- torch-env --------------------------------------------------------------------------------
-def torch_env_checks(run, program, outcome, settings: SmtSettings = SmtSettings()) -> tuple:
+def torch_env_checks(run, program, outcome, settings: SmtSettings = DEFAULT_SETTINGS) -> tuple:
     """z3 verdicts for a torch-env run (shapefuzz.systems.torch_env._Run): its answers against
     the axioms it recorded (Note [axioms]), plus the final backed ranges produce_guards checks."""
     from torch.utils._sympy.symbol import SymT, symbol_is_type
@@ -395,14 +404,18 @@ def _defined(program, values: list) -> list:
 
 
 # ---- tensor programs (make_fx, export) ----------------------------------------------------------
-def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings = SmtSettings()
+def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings = DEFAULT_SETTINGS
                   ) -> tuple[tuple, tuple]:
     """(axioms as text, z3 checks) for a successful trace. `rec` is the DecisionRecorder, `tr`
     the Trace, `replay(specs) -> ReplayRecord` runs eager and the artifact on an input."""
     import torch.fx.experimental._config as fxx
 
-    from shapefuzz.oracles.counterexample import (final_backed_ranges, input_axioms,
-                                                  model_inputs, size_axioms)
+    from shapefuzz.oracles.counterexample import (
+        final_backed_ranges,
+        input_axioms,
+        model_inputs,
+        size_axioms,
+    )
 
     se = tr.se
     gm = getattr(tr.gm, "graph", None) and tr.gm
@@ -439,7 +452,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
     return text, tuple(checks)
 
 
-def tensor_dde(program, rec, exc, fakes=(), settings: SmtSettings = SmtSettings()) -> tuple[tuple, tuple]:
+def tensor_dde(program, rec, exc, fakes=(), settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
     """(axioms, spurious-DDE check) when tracing stopped at a data-dependent error."""
     from shapefuzz.oracles.counterexample import input_axioms
 
@@ -464,7 +477,7 @@ def _bind(tr, specs) -> dict[str, int]:
     b = BindingRecorder(tr.gm, tr.se)
     try:
         b.run(*real)
-    except Exception:  # noqa: BLE001 (an assert or kernel error: keep what was bound so far)
+    except Exception:  # noqa: BLE001, S110 (an assert or kernel error: keep what was bound so far)
         pass
     out = {str(k): int(v) for k, v in input_binding(tr.fakes, real).items()}
     out.update({str(k): int(v) for k, v in b.binding.items()})
@@ -472,7 +485,7 @@ def _bind(tr, specs) -> dict[str, int]:
 
 
 # ---- ref (question programs) --------------------------------------------------------------------
-def ref_checks(program, trace, settings: SmtSettings = SmtSettings()) -> tuple[tuple, tuple]:
+def ref_checks(program, trace, settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
     """(axioms as text, z3 checks) for the reference ShapeEnv on a question program."""
     import math
 

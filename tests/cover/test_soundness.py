@@ -8,8 +8,9 @@ from __future__ import annotations
 import contextlib
 
 import sympy
-import torch
+from _helpers import I, inp, prog
 from hypothesis import given, settings
+from shapefuzz.strategies import qprograms
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._sympy.value_ranges import ValueRanges
 
@@ -18,11 +19,8 @@ from shapefuzz.oracles import check_all
 from shapefuzz.oracles.soundness import SmtCheck, check_claims, dde_check, smt_findings
 from shapefuzz.program import Ref
 from shapefuzz.questions import QInstr, QProgram
-from shapefuzz.strategies import qprograms
 from shapefuzz.systems.make_fx import MakeFxSystem
 from shapefuzz.systems.torch_env import TorchEnvSystem
-
-from _helpers import I, inp, prog
 
 S0, U0 = sympy.Symbol("s0", integer=True), sympy.Symbol("u0", integer=True)
 R = Ref
@@ -117,9 +115,10 @@ def over_claim(orig):
 
     def _maybe_evaluate_static(self, expr, *a, **kw):
         r = orig(self, expr, *a, **kw)
-        if r is None and isinstance(expr, sympy.GreaterThan) and expr.rhs.is_Integer and expr.lhs.free_symbols:
-            if orig(self, sympy.Ge(expr.lhs, expr.rhs - 1), *a, **kw) is sympy.true:
-                return sympy.true
+        if (r is None and isinstance(expr, sympy.GreaterThan) and expr.rhs.is_Integer
+                and expr.lhs.free_symbols
+                and orig(self, sympy.Ge(expr.lhs, expr.rhs - 1), *a, **kw) is sympy.true):
+            return sympy.true
         return r
 
     _maybe_evaluate_static.cache_clear = orig.cache_clear  # torch clears its lru_cache
