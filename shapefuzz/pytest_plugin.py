@@ -136,8 +136,8 @@ def _findings_text(out: Path, strict: bool) -> str:
 
     report = json.loads((out / "report.json").read_text())
     new = [f for f in report["findings"] if not f.get("known") or strict]
-    lines = [f"shapefuzz found {len(new)} finding(s) in {report['programs']} programs "
-             f"(seed {report['seed']}); report: {out / 'report.md'}"]
+    lines = [(f"shapefuzz found {len(new)} finding(s) in {report['programs']} programs "
+             f"(seed {report['seed']}); report: {out / 'report.md'}")]
     for f in new:
         lines += ["", f"[{f['severity']}] {f['summary']}", f"  signature: {f['signature']}"]
         lines += [f"  blame:     {f['blame']}"] if f.get("blame") else []

@@ -121,13 +121,13 @@ def _md_finding(f: dict[str, Any]) -> list[str]:
     known = f" (known upstream: {f['known_note']})" if f.get("known") else ""
     first = f", first after {f['first_s']:.1f} s (program #{f['first_program']})" if "first_s" in f else ""
     out = [f"### [{f['severity']}] {f['summary']}{known}", "",
-           f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "
-           f"seen {f['count']}x{first}, shrunk: {f['shrunk']}, confirmed by repro.py: {f['confirmed']}",
+           (f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "
+           f"seen {f['count']}x{first}, shrunk: {f['shrunk']}, confirmed by repro.py: {f['confirmed']}"),
            f"- signature `{f['signature']}`"]
     if f.get("blame"):
         out.append(f"- blame: {f['blame']}")
-    return out + [f"- case: `{f['case_dir']}`; replay: `shapefuzz replay {f['case_dir']}`; "
-                  f"repro: `python {f['case_dir']}/repro.py`", "", "```", f["program"], "```", "",
+    return out + [(f"- case: `{f['case_dir']}`; replay: `shapefuzz replay {f['case_dir']}`; "
+                  f"repro: `python {f['case_dir']}/repro.py`"), "", "```", f["program"], "```", "",
                   f["detail"], ""]
 
 
@@ -176,10 +176,10 @@ def render_html(d: dict[str, Any]) -> str:
     plots, script = report_plots.render(figs)
     esc = html.escape
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>shapefuzz report</title>",
-             "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:"
+             ("<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:"
              "collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}"
              "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.new{color:#b00}.known{color:#777}"
-             ".shapefuzz-plot{width:100%;min-height:360px}</style>", script, "</head><body>",
+             ".shapefuzz-plot{width:100%;min-height:360px}</style>"), script, "</head><body>",
              "<h1>shapefuzz campaign report</h1>", f"<p>{esc(_headline(d))}</p>"]
     parts += _html_buckets(d)
     parts += ["<h2>Plots</h2>", plots]
@@ -196,8 +196,8 @@ def _html_buckets(d: dict[str, Any]) -> list[str]:
     if not rows:
         return ["<h2>Buckets</h2><p>No finding.</p>"]
     esc = html.escape
-    out = ["<h2>Buckets (one line per signature)</h2><table id='buckets'><tr><th>status</th><th>count</th>"
-           "<th>first seen</th><th>smallest program</th><th>signature</th><th>blame</th><th>case</th></tr>"]
+    out = [("<h2>Buckets (one line per signature)</h2><table id='buckets'><tr><th>status</th><th>count</th>"
+           "<th>first seen</th><th>smallest program</th><th>signature</th><th>blame</th><th>case</th></tr>")]
     for r in rows:
         first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
         out.append(f"<tr class='{esc(r['status'])}'><td>{esc(r['status'])}</td><td>{r.get('count', 1)}</td>"

@@ -8,7 +8,7 @@ import html
 import json
 from typing import Any
 
-__all__ = ["figures", "render", "PLOT_NAMES"]
+__all__ = ["PLOT_NAMES", "figures", "render"]
 
 #: every plot a report can hold, in page order (z3 only when the report has verdict counts)
 PLOT_NAMES = ("timeline", "throughput", "outcomes", "z3", "families", "ops", "decisions")
