@@ -269,7 +269,8 @@ def question_checks(program, decisions: list[tuple[Any, Any, str]], axioms: list
         if any(v < 0 for v, ins in zip(vals, [i for i in program.instrs if i.op in ("backed", "unbacked")])
                if ins.op == "backed"):
             return False, "a backed value would be negative", None, tuple(vals)
-        subs = {syms[n]: sympy.Integer(v) for n, v in model.items() if n in syms}
+        subs = {s: sympy.Integer(binding[s]) for s in binding if isinstance(s, sympy.Symbol)}
+        subs.update({syms[n]: sympy.Integer(v) for n, v in model.items() if n in syms})
         if not all(_holds(f, subs) for f in final):
             return False, "a final fact fails under the model's values", None, tuple(vals)
         t2 = truth(with_values(program, tuple(vals)))
