@@ -50,7 +50,7 @@ def _targets(case: Case) -> list[tuple[str, str]]:
     if f.oracle == "config-differential":
         return [(f.system, c) for c in CONFIGS[f.system]]
     if f.oracle == "system-differential":
-        return [("ref", "default"), ("torch-env", "default")]
+        return [("ref", "default"), (f.system, "default")]  # f.system: the torch side
     return [(f.system, f.config)]
 
 
