@@ -367,7 +367,7 @@ class Campaign:
         if f.oracle == "config-differential":
             return tuple(t for t in self.cfg.targets if t[0] == f.system)
         if f.oracle == "system-differential":
-            return tuple(t for t in self.cfg.targets if t[0] in ("ref", "torch-env"))
+            return tuple(t for t in self.cfg.targets if t[0] in ("ref", f.system))
         return tuple(t for t in self.cfg.targets if t == (f.system, f.config))
 
     def _finish_bug(self, sig: str) -> None:
