@@ -318,6 +318,9 @@ _HANDLERS = {
     "TruncToFloat": lambda t, e, a: z3.ToReal(_trunc(_real(a[0]))),
     "ToFloat": lambda t, e, a: _real(a[0]),
     "Identity": lambda t, e, a: a[0],
+    "floor": lambda t, e, a: _floor(_real(a[0])),  # plain sympy, e.g. floor(s0/2)
+    "ceiling": lambda t, e, a: _ceil(_real(a[0])),
+    "Abs": lambda t, e, a: z3.If(a[0] >= 0, a[0], -a[0]),
     "LShift": lambda t, e, a: t.lshift(e),
     "RShift": lambda t, e, a: t.rshift(e),
     "IsNonOverlappingAndDenseIndicator": _indicator,

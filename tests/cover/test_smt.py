@@ -53,7 +53,7 @@ class Gen:
             return self.leaf()  # e.g. FloorDiv(x, 0) or Mod(-4, 2) refuse to be built
 
     def _int(self, d: int):
-        a = lambda: self.int(d - 1)  # noqa: E731
+        a = lambda: self.int(d - 1)
         k = self.r.randrange(24)
         if k == 0:
             return a() + a()
@@ -112,7 +112,7 @@ class Gen:
 
     def _real(self, d: int):
         k = self.r.randrange(5)
-        a = lambda: self.int(d - 1)  # noqa: E731
+        a = lambda: self.int(d - 1)
         if k == 0:
             return F.ToFloat(a())
         if k == 1:
@@ -124,7 +124,7 @@ class Gen:
         return F.ToFloat(a()) + sympy.Rational(1, 2)
 
     def boolean(self, d: int):
-        a = lambda: self.int(d)  # noqa: E731
+        a = lambda: self.int(d)
         k = self.r.randrange(9)
         rel = [sympy.Eq, sympy.Ne, sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge]
         if k < 6:
@@ -172,6 +172,7 @@ _PY = {
     "Equality": operator.eq, "Unequality": operator.ne, "StrictLessThan": operator.lt,
     "LessThan": operator.le, "StrictGreaterThan": operator.gt, "GreaterThan": operator.ge,
     "And": lambda *a: all(a), "Or": lambda *a: any(a), "Not": operator.not_,
+    "floor": math.floor, "ceiling": math.ceil, "Abs": abs,
 }
 
 
@@ -264,7 +265,8 @@ def test_division_and_rounding_follow_python(a, b):
     env = {X: a, Y: b}
     for e in (F.FloorDiv(X, Y), F.PythonMod(X, Y), F.TruncToInt(F.IntTrueDiv(X, Y)),
               F.RoundToInt(F.IntTrueDiv(X, Y)), F.CeilToInt(F.IntTrueDiv(X, Y)),
-              F.ModularIndexing(X, Y, 3), F.BitwiseFn_bitwise_xor(X, Y)):
+              F.ModularIndexing(X, Y, 3), F.BitwiseFn_bitwise_xor(X, Y), sympy.floor(X / Y),
+              sympy.ceiling(X / Y), sympy.Abs(X - Y), X**2 - Y**3):
         _check_one(e, env, Counter())
 
 
