@@ -202,3 +202,19 @@ def test_an_op_without_a_rule_is_skipped_not_a_finding(monkeypatch):
     assert (o.outcome.kind, o.outcome.exc_type) == ("ok", "NoShapeRule")
     eager = EAGER.observe(p, "default", ())
     assert not check_all(p, eager, [o])
+
+
+def test_system_differential_repro_runs_the_torch_side(monkeypatch, capsys):
+    from shapefuzz.corpus import Case
+    from shapefuzz.systems.ref.repro import replay_ref_finding
+
+    narrow = type(get_op("narrow"))
+    monkeypatch.setattr(narrow, "symbolic", _narrow_off_by_one(narrow.symbolic))
+    p = prog([X], ("narrow", (R(0), 0, 1, 3), 1), outputs=[1])
+    eager = EAGER.observe(p, "default", ())
+    (f,) = system_differential([REF.observe(p, "default", ()),
+                                get_system("make_fx").observe(p, "default", [])], eager, p)
+    assert f.system == "make_fx"
+    assert replay_ref_finding(Case(f, p, None, "bug", (), "2.13").to_json()) == 1
+    out = capsys.readouterr().out
+    assert "make_fx [default]: ok" in out and "output 0: [3, s" in out  # the torch side, printed
