@@ -225,7 +225,10 @@ def dde_check(expr: Any, facts: list, settings: SmtSettings = DEFAULT_SETTINGS) 
 
 
 def hint_sanity(guards: list, binding: dict) -> list[SmtCheck]:
-    """Every guard holds at the values the trace was made with."""
+    """Every guard holds at the values the trace was made with. A violation is recorded (and
+    counted) but not reported by this oracle: its consequence, a wrong answer on the trace's own
+    values, is what the truth oracle (questions) and eager agreement (tensor programs: the guards
+    reject their own inputs) report and confirm standalone."""
     out = []
     by_name = {str(k): sympy.Integer(v) for k, v in binding.items()}
     for k, g in enumerate(guards):
@@ -237,7 +240,7 @@ def hint_sanity(guards: list, binding: dict) -> list[SmtCheck]:
         if e is sympy.false:
             out.append(SmtCheck("hint-sanity", -1, str(g), "sat", f"guard {k} is False at the "
                                 "trace's own values", tuple(sorted((n, int(v)) for n, v in
-                                                                   by_name.items())), confirmed=True))
+                                                                   by_name.items()))))
     return out
 
 
@@ -388,7 +391,7 @@ def torch_env_checks(run, program, outcome, settings: SmtSettings = DEFAULT_SETT
               if ins.op in ("backed", "unbacked")]
     leaf_exprs = [v.node.expr if hasattr(v, "node") else sympy.Integer(int(v)) for v in leaves]
     return tuple(question_checks(program, run.raw, run.axioms, final, leaf_exprs, run.binding,
-                                 settings))
+                                 settings) + hint_sanity([g.expr for g in se.guards], run.binding))
 
 
 def unhinted(outcome) -> str:
@@ -449,6 +452,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
     # decisions of another ShapeEnv (tracing a torch.cond branch...) are over other symbols
     foreign = {k for k, env in enumerate(rec.envs) if env != id(se)}
     checks = check_claims(rec.raw, axioms, final, rec.unchecked | foreign, bounds, settings, realize)
+    checks += hint_sanity([g.expr for g in se.guards], binding)
     text = tuple((at, kind, str(e)) for at, kind, e in axioms)
     return text, tuple(checks)
 
@@ -514,4 +518,5 @@ def ref_checks(program, trace, settings: SmtSettings = DEFAULT_SETTINGS) -> tupl
     values = [i.args[0] for i in program.instrs if i.op == "unbacked"]
     binding = dict(env.backed_hints)
     binding.update(zip(env.unbacked, values))
-    return text, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings))
+    return text, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings)
+                       + hint_sanity(env.guards, binding))

@@ -275,3 +275,13 @@ def test_ref_z3_oracles_quiet(p):
 
     obs = RefSystem().observe(p, "default")
     assert _smt_findings(p, obs) == [], (p.pretty(), obs.smt)
+
+
+def test_hint_sanity_records_a_guard_false_at_the_traced_values():
+    from shapefuzz.oracles.soundness import hint_sanity
+
+    [c] = hint_sanity([S0 > 5, S0 >= 2], {S0: 3})
+    assert (c.oracle, c.status, c.claim) == ("hint-sanity", "sat", "s0 > 5")
+    assert hint_sanity([S0 > 2], {S0: 3}) == []
+    # recorded and counted, reported by the truth / eager-agreement oracles (not confirmed here)
+    assert smt_findings(None, _obs_with(c)) == []
