@@ -3,7 +3,9 @@ shape semantics the seeds describe, with each of seed 000's optimizations as a t
 
 Reading order: settings (the toggles) -> exprs (expressions) -> ranges (value-range analysis)
 -> env (state, replacements, hints) -> facts (what guards and checks teach) -> evaluate
-(questions and checks) -> execute (run a question program) -> system (the Observation).
+(questions and checks) -> execute (run a question program) -> system (the Observation);
+for tensor programs: shapes (the API of the ops' symbolic shape rules) -> tensors (running a
+tensor program in lockstep with eager) -> repro (confirming ref findings).
 
 Importing this package loads only the settings (no sympy), so the system registry can list the
 configs cheaply; RefSystem, run and Trace are loaded on first use.

@@ -17,7 +17,9 @@ one of these modes (torch's names):
   s.check(c, msg)              torch._check: nothing if provable, a guard if backed, else a
                                deferred runtime assert that refines ranges
 Fresh data-dependent sizes come from s.unbacked(lo, hi); s.int_of(x) turns a SymInt into a
-Python int as torch's `int(sym)` does (a guard that specializes; an error if unbacked).
+Python int as torch's `int(sym)` does (a guard that specializes; an error if unbacked); s.hint(x)
+is x's value when the env may know it; s.data_dependent(c, why) refuses to guess c; s.fail(msg)
+raises the op's own error.
 """
 
 from __future__ import annotations
