@@ -37,5 +37,4 @@ def test_reference_function_is_only_written_out_when_branches_were_forced():
     case = load_case(CORPUS / "pending-unbacked-narrow-make_fx")
     assert not case.fallback_branches
     src = repro_source(case)
-    assert "f_ref = f  #" in src and "def f_ref(" not in src
-    assert len(src.splitlines()) < 200
+    assert "f_ref = f  #" in src and "def f_ref(" not in src and src.count("def f(") == 1
