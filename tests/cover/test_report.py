@@ -80,6 +80,9 @@ def test_z3_verdicts_render_when_present(tmp_path):
     assert "- static-soundness/unsat: 40" in md and "- static-soundness/sat: 2" in md
     write_report(tmp_path, d)
     assert "id='plot-z3'" in (tmp_path / "report.html").read_text()
+    # run.py's key (the soundness oracles' counts per oracle)
+    md = render_md({"schema": 1, **report_data(z3_verdicts={"spurious-dde": {"deserved": 5, "timeout": 1}})})
+    assert "- spurious-dde/deserved: 5" in md and "- spurious-dde/timeout: 1" in md
 
 
 def test_report_rerenders_from_json_alone(tmp_path):
