@@ -33,7 +33,8 @@ def trace(fn, inputs):
     from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
     from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
     kinds = {"static": DimDynamic.STATIC, "dynamic": DimDynamic.DUCK, "unbacked": DimDynamic.UNBACKED}
-    se = ShapeEnv()
+    apply_config()
+    se = ShapeEnv(**ENV_KWARGS)
     mode = FakeTensorMode(shape_env=se)
     fakes = [mode.from_tensor(t, source=LocalSource(f"x{i}"), symbolic_context=StatelessSymbolicContext(
         dynamic_sizes=[kinds[k] for k in DIMS[i]], constraint_sizes=[None] * t.dim()))
@@ -50,6 +51,8 @@ def trace(fn, inputs):
     def accepts(args):
         """None when the trace accepts the inputs, else why not (a guard, or an assert)."""
         import sympy
+        if small_outside_contract(fakes, args):
+            return "Guard failed: sizes 0/1 are outside backed_size_oblivious's contract"
         bad = [g for g in guards if not se.evaluate_guards_expression(g, args)]
         if bad:  # facts about unbacked input dims are asserts in torch, guards here
             kind = "Runtime assertion failed" if any(u in g for g in bad for u in unbacked) else "Guard failed"
@@ -73,9 +76,15 @@ def trace(fn, inputs):
         def forward(self, *xs):
             return fn(*xs)
 
-    specs = tuple({d: Dim.DYNAMIC for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
+    def dim(i, d, n):
+        if DIM_KIND == "auto":
+            return Dim.AUTO
+        return Dim(f"x{i}_{d}", min=2, max=max(4 * n, 16)) if DIM_KIND == "named" else Dim.DYNAMIC
+
+    apply_config()
+    specs = tuple({d: dim(i, d, n) for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
                    if k != "static" and n >= 2} or None for i, t in enumerate(inputs))
-    ep = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=False)
+    ep = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=STRICT)
     mod = ep.module()
     fakes = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
     se = fakes[0].fake_mode.shape_env
@@ -83,6 +92,8 @@ def trace(fn, inputs):
     def accepts(args):
         """ep.module() checks guards and asserts itself, but not the lower bound (2) that
         tracing assumed for dynamic dims: check the program's range constraints here."""
+        if small_outside_contract(fakes, args):
+            return "Guard failed: sizes 0/1 are outside backed_size_oblivious's contract"
         for f, a in zip(fakes, args):
             for s, n in zip(f.shape, a.shape):
                 vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
@@ -94,6 +105,30 @@ def trace(fn, inputs):
 }
 
 _CHECK = '''
+def apply_config():
+    """The finding's config: torch.fx.experimental._config options, and ShapeEnv settings forced
+    into every ShapeEnv (export builds its own)."""
+    for k, v in FX_CONFIG.items():
+        setattr(torch.fx.experimental._config, k, v)
+    if ENV_KWARGS:
+        from torch.fx.experimental import symbolic_shapes as ss
+        orig = ss.ShapeEnv.__init__
+
+        def init(self, *a, **kw):
+            kw.update(ENV_KWARGS)
+            orig(self, *a, **kw)
+        ss.ShapeEnv.__init__ = init
+
+
+def small_outside_contract(fakes, args):
+    """backed_size_oblivious: a new size 0 or 1 in a backed symbol is outside the trace's contract."""
+    if not SMALL_STATIC:
+        return False
+    return any(isinstance(s, torch.SymInt) and not s.node.expr.is_number and n < 2 and n != n0
+               for f, a, t in zip(fakes, args, traced_inputs)
+               for s, n, n0 in zip(getattr(f, "shape", ()), a.shape, t.shape))
+
+
 def run(fn, args):
     try:
         out = fn(*args)
@@ -230,7 +265,23 @@ def repro_source(case: Case, torch_version: str = "") -> str:
         inputs_source(p.inputs, "traced_inputs"), inputs_source(check_inputs, "check_inputs"),
         f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n",
         f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
-        f"CHECK = {kind!r}\n", f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n", _TRACE[f.system], _CHECK])
+        f"CHECK = {kind!r}\n", f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n",
+        _config_lines(f.system, f.config), _TRACE[f.system], _CHECK])
+
+
+def _config_lines(system: str, config: str) -> str:
+    """The finding's config as data: ShapeEnv kwargs, fx config, export's strictness and dims,
+    and whether sizes 0/1 are outside the contract (backed_size_oblivious). Slow-path configs
+    (slow:*, all-slow) need shapefuzz's patches and replay here as torch ships."""
+    from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLES
+    from shapefuzz.systems.torch_toggles import toggles
+
+    strict, dims = {"strict": (True, "dynamic"), "dim-auto": (False, "auto"), "named-dims": (False, "named"),
+                    "strict+named-dims": (True, "named")}.get(config, (False, "dynamic"))
+    t = toggles(config if config in TOGGLES else "default")
+    return (f"ENV_KWARGS = {t.env_kwargs()!r}\nFX_CONFIG = {t.fx_overrides()!r}\n"
+            f"STRICT = {strict and system == 'export'!r}\nDIM_KIND = {dims!r}\n"
+            f"SMALL_STATIC = {t.backed_size_oblivious!r}\n")
 
 
 def _question_repro(case: Case, torch_version: str) -> str:

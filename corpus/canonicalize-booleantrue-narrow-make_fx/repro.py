@@ -33,6 +33,11 @@ DIMS = [['static'], ['static']]
 UNDEFINED = []  # outputs of torch.empty: shapes only
 CHECK = 'trace-error'
 ON_TRACED_INPUTS = True
+ENV_KWARGS = {}
+FX_CONFIG = {}
+STRICT = False
+DIM_KIND = 'dynamic'
+SMALL_STATIC = False
 
 def trace(fn, inputs):
     """make_fx with fake inputs whose dims are static / dynamic (duck) / unbacked as marked."""
@@ -42,7 +47,8 @@ def trace(fn, inputs):
     from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
     from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
     kinds = {"static": DimDynamic.STATIC, "dynamic": DimDynamic.DUCK, "unbacked": DimDynamic.UNBACKED}
-    se = ShapeEnv()
+    apply_config()
+    se = ShapeEnv(**ENV_KWARGS)
     mode = FakeTensorMode(shape_env=se)
     fakes = [mode.from_tensor(t, source=LocalSource(f"x{i}"), symbolic_context=StatelessSymbolicContext(
         dynamic_sizes=[kinds[k] for k in DIMS[i]], constraint_sizes=[None] * t.dim()))
@@ -59,6 +65,8 @@ def trace(fn, inputs):
     def accepts(args):
         """None when the trace accepts the inputs, else why not (a guard, or an assert)."""
         import sympy
+        if small_outside_contract(fakes, args):
+            return "Guard failed: sizes 0/1 are outside backed_size_oblivious's contract"
         bad = [g for g in guards if not se.evaluate_guards_expression(g, args)]
         if bad:  # facts about unbacked input dims are asserts in torch, guards here
             kind = "Runtime assertion failed" if any(u in g for g in bad for u in unbacked) else "Guard failed"
@@ -72,6 +80,30 @@ def trace(fn, inputs):
                     return f"Runtime assertion failed for expression {ra.expr} (input dims)"
         return None
     return gm, accepts, gm, se
+
+def apply_config():
+    """The finding's config: torch.fx.experimental._config options, and ShapeEnv settings forced
+    into every ShapeEnv (export builds its own)."""
+    for k, v in FX_CONFIG.items():
+        setattr(torch.fx.experimental._config, k, v)
+    if ENV_KWARGS:
+        from torch.fx.experimental import symbolic_shapes as ss
+        orig = ss.ShapeEnv.__init__
+
+        def init(self, *a, **kw):
+            kw.update(ENV_KWARGS)
+            orig(self, *a, **kw)
+        ss.ShapeEnv.__init__ = init
+
+
+def small_outside_contract(fakes, args):
+    """backed_size_oblivious: a new size 0 or 1 in a backed symbol is outside the trace's contract."""
+    if not SMALL_STATIC:
+        return False
+    return any(isinstance(s, torch.SymInt) and not s.node.expr.is_number and n < 2 and n != n0
+               for f, a, t in zip(fakes, args, traced_inputs)
+               for s, n, n0 in zip(getattr(f, "shape", ()), a.shape, t.shape))
+
 
 def run(fn, args):
     try:

@@ -32,6 +32,11 @@ DIMS = [['static', 'static']]
 UNDEFINED = []  # outputs of torch.empty: shapes only
 CHECK = 'trace-error'
 ON_TRACED_INPUTS = True
+ENV_KWARGS = {}
+FX_CONFIG = {}
+STRICT = False
+DIM_KIND = 'dynamic'
+SMALL_STATIC = False
 
 def trace(fn, inputs):
     """torch.export (non-strict), Dim.DYNAMIC on every non-static dim of size >= 2."""
@@ -41,9 +46,15 @@ def trace(fn, inputs):
         def forward(self, *xs):
             return fn(*xs)
 
-    specs = tuple({d: Dim.DYNAMIC for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
+    def dim(i, d, n):
+        if DIM_KIND == "auto":
+            return Dim.AUTO
+        return Dim(f"x{i}_{d}", min=2, max=max(4 * n, 16)) if DIM_KIND == "named" else Dim.DYNAMIC
+
+    apply_config()
+    specs = tuple({d: dim(i, d, n) for d, (k, n) in enumerate(zip(DIMS[i], t.shape))
                    if k != "static" and n >= 2} or None for i, t in enumerate(inputs))
-    ep = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=False)
+    ep = export(M(), tuple(inputs), dynamic_shapes=(specs,), strict=STRICT)
     mod = ep.module()
     fakes = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
     se = fakes[0].fake_mode.shape_env
@@ -51,6 +62,8 @@ def trace(fn, inputs):
     def accepts(args):
         """ep.module() checks guards and asserts itself, but not the lower bound (2) that
         tracing assumed for dynamic dims: check the program's range constraints here."""
+        if small_outside_contract(fakes, args):
+            return "Guard failed: sizes 0/1 are outside backed_size_oblivious's contract"
         for f, a in zip(fakes, args):
             for s, n in zip(f.shape, a.shape):
                 vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
@@ -58,6 +71,30 @@ def trace(fn, inputs):
                     return f"Guard failed: size {n} outside the range constraint {vr}"
         return None
     return mod, accepts, mod, se
+
+def apply_config():
+    """The finding's config: torch.fx.experimental._config options, and ShapeEnv settings forced
+    into every ShapeEnv (export builds its own)."""
+    for k, v in FX_CONFIG.items():
+        setattr(torch.fx.experimental._config, k, v)
+    if ENV_KWARGS:
+        from torch.fx.experimental import symbolic_shapes as ss
+        orig = ss.ShapeEnv.__init__
+
+        def init(self, *a, **kw):
+            kw.update(ENV_KWARGS)
+            orig(self, *a, **kw)
+        ss.ShapeEnv.__init__ = init
+
+
+def small_outside_contract(fakes, args):
+    """backed_size_oblivious: a new size 0 or 1 in a backed symbol is outside the trace's contract."""
+    if not SMALL_STATIC:
+        return False
+    return any(isinstance(s, torch.SymInt) and not s.node.expr.is_number and n < 2 and n != n0
+               for f, a, t in zip(fakes, args, traced_inputs)
+               for s, n, n0 in zip(getattr(f, "shape", ()), a.shape, t.shape))
+
 
 def run(fn, args):
     try:

@@ -15,7 +15,12 @@ from torch.export import Dim, export
 
 from shapefuzz import interp
 from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
-from shapefuzz.systems.torch_toggles import applied
+from shapefuzz.systems.torch_toggles import (
+    TorchToggles,
+    applied,
+    fresh_fake_caches,
+    small_sizes_outside_contract,
+)
 from shapefuzz.systems.traced import Trace, observe_trace
 
 __all__ = ["EXPORT_CONFIGS", "ExportSystem", "export_config_names"]
@@ -64,12 +69,15 @@ class ExportSystem:
 
     def observe(self, program, config: str, variants):
         strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
-        with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True):
+        fresh_fake_caches()
+        with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True) as cfg:
             obs = observe_trace(self.name, config, program, variants,
-                                lambda hook: self._trace(program, hook, strict, kind))
+                                lambda hook: self._trace(program, hook, strict, kind, cfg.toggles))
         return _with_branch_references(program, obs) if strict else obs
 
-    def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic") -> Trace:
+    def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic",
+               toggles: TorchToggles | None = None) -> Trace:
+        toggles = toggles or TorchToggles()
         real = interp.make_inputs(program.inputs)
         # A size-0/1 example is 0/1-specialized by export: declaring it Dim.DYNAMIC is a user
         # error, so such dims are left static, as a user would have to.
@@ -93,7 +101,11 @@ class ExportSystem:
         # ep.module() checks guards and runs the graph's asserts itself (TORCH_NOTES 6), but not
         # the lower bound 2 that tracing assumed for a dynamic dim (0/1 specialization): such an
         # input is outside the program's range constraints, and so outside its contract.
-        return Trace(se, mod, fakes, out_vals, lambda r: within_ranges(ep, fakes, r), lambda r: mod(*r))
+        def accepts(r):
+            outside = small_sizes_outside_contract(toggles, fakes, r, [s.shape for s in program.inputs])
+            return (False, outside) if outside else within_ranges(ep, fakes, r)
+
+        return Trace(se, mod, fakes, out_vals, accepts, lambda r: mod(*r))
 
 
 def _unwrapped(e: Exception) -> Exception:

@@ -11,7 +11,12 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz import interp
-from shapefuzz.systems.torch_toggles import applied
+from shapefuzz.systems.torch_toggles import (
+    TorchToggles,
+    applied,
+    fresh_fake_caches,
+    small_sizes_outside_contract,
+)
 from shapefuzz.systems.traced import Trace, observe_trace
 
 __all__ = ["MakeFxSystem", "fakeify"]
@@ -62,10 +67,13 @@ class MakeFxSystem:
     name = "make_fx"
 
     def observe(self, program, config: str, variants):
-        with applied(config, force_env=True):
-            return observe_trace(self.name, config, program, variants, lambda hook: self._trace(program, hook))
+        fresh_fake_caches()
+        with applied(config, force_env=True) as cfg:
+            return observe_trace(self.name, config, program, variants,
+                                 lambda hook: self._trace(program, hook, cfg.toggles))
 
-    def _trace(self, program, on_branch) -> Trace:
+    def _trace(self, program, on_branch, toggles: TorchToggles | None = None) -> Trace:
+        toggles = toggles or TorchToggles()
         se = ShapeEnv()
         mode = FakeTensorMode(shape_env=se)
         real = interp.make_inputs(program.inputs)
@@ -85,6 +93,9 @@ class MakeFxSystem:
                          for d, kind in enumerate(spec.dims) if kind == "unbacked"]
 
         def accepts(real_inputs):
+            outside = small_sizes_outside_contract(toggles, fakes, real_inputs, [s.shape for s in program.inputs])
+            if outside:
+                return False, outside
             bad = failing_guards(se, guards, real_inputs)
             if bad:
                 # torch turns facts about an unbacked input dim into runtime asserts; with the
