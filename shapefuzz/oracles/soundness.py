@@ -262,15 +262,14 @@ def question_checks(program, decisions: list[tuple[Any, Any, str]], axioms: list
     bounds = _bounds(syms.values(), binding)
     names = {str(s): v for s, v in binding.items()}
 
+    leaf_instrs = [i for i in program.instrs if i.op in ("backed", "unbacked")]
+
     def realize(k, claim, model):
-        vals = []
-        for e, ins in zip(leaf_exprs, [i for i in program.instrs if i.op in ("backed", "unbacked")]):
-            if isinstance(e, sympy.Symbol):
-                vals.append(int(model.get(str(e), names.get(str(e), ins.args[0]))))
-            else:
-                vals.append(int(ins.args[0]))
-        if any(v < 0 for v, ins in zip(vals, [i for i in program.instrs if i.op in ("backed", "unbacked")])
-               if ins.op == "backed"):
+        # a leaf the env made a symbol takes the model's value (or keeps its own, when the
+        # query did not involve it); a leaf that became a constant keeps its literal
+        vals = [int(model.get(str(e), names.get(str(e), ins.args[0]))) if isinstance(e, sympy.Symbol)
+                else int(ins.args[0]) for e, ins in zip(leaf_exprs, leaf_instrs)]
+        if any(v < 0 for v, ins in zip(vals, leaf_instrs) if ins.op == "backed"):
             return False, "a backed value would be negative", None, tuple(vals)
         subs = {s: sympy.Integer(binding[s]) for s in binding if isinstance(s, sympy.Symbol)}
         subs.update({syms[n]: sympy.Integer(v) for n, v in model.items() if n in syms})
