@@ -30,7 +30,8 @@ def figures(d: dict[str, Any], families: dict[str, int], z3: dict[str, int]) -> 
                                     line={"shape": "hv"})])
         fig.update_layout(yaxis={"title": "programs"}, legend={"x": 0.01, "y": 0.99},
                           yaxis2={"title": "findings", "overlaying": "y", "side": "right",
-                                  "rangemode": "tozero", "tickformat": "d"})
+                                  "rangemode": "tozero", "tickformat": "d",
+                                  "dtick": max(1, -(-max(finds) // 8))})  # whole findings only
         out["timeline"] = _titled(fig, "Programs and findings over time", "elapsed s")
         rate = _rates(tl)
         if rate:
