@@ -59,11 +59,11 @@ def main() -> None:
     load1 = os.getloadavg()
     r1, r2 = (total[n][1] / total[n][0] for n in (1, 2))
     table = "\n".join([
-        f"### workers_bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
-        f"{os.cpu_count()} cores, {platform.python_version()})",
+        (f"### workers_bench ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+         f"{os.cpu_count()} cores, {platform.python_version()})"),
         "",
-        f"Load average (1/5/15 min) before: {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, after: "
-        f"{load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} (other processes on the machine).",
+        (f"Load average (1/5/15 min) before: {load0[0]:.2f}/{load0[1]:.2f}/{load0[2]:.2f}, after: "
+         f"{load1[0]:.2f}/{load1[1]:.2f}/{load1[2]:.2f} (other processes on the machine)."),
         "",
         "| make_fx campaign | programs | seconds | programs/s | vs 1 worker |",
         "|---|---:|---:|---:|---:|",

@@ -151,7 +151,7 @@ _WARM_UP = ('{"schema": 1, "inputs": [{"name": "x0", "dtype": "float", "shape": 
 def _warm_up() -> None:
     """The first make_fx trace in a process pays for lazy imports and caches (seconds under
     load). Paying it here keeps the per-program timeout about the program, not the worker."""
-    import shapefuzz.systems.export  # noqa: F401
+    import shapefuzz.systems.export
     import shapefuzz.systems.make_fx  # noqa: F401
 
     run_job(Job(_WARM_UP, "eager", "default", "[]"))
