@@ -21,7 +21,7 @@ import torch
 
 from shapefuzz.program import InputSpec, Program
 
-__all__ = ["input_axioms", "size_axioms", "model_inputs", "final_backed_ranges"]
+__all__ = ["final_backed_ranges", "input_axioms", "model_inputs", "size_axioms"]
 
 MAX_NUMEL = 512
 SEARCH_BUDGET = 160  # graph runs per counter-model
