@@ -22,11 +22,14 @@ pytestmark = pytest.mark.slow
 
 
 def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    # -p loads the plugin whether or not the installed metadata has the pytest11 entry point
-    # (then pytest would load it once already; -p of a loaded plugin is a no-op)
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "shapefuzz.pytest_plugin", "-p",
-                           "no:cacheprovider", "-q", "--rootdir", str(cwd), *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=900)
+    # installed (pip install -e .), the pytest11 entry point loads the plugin; `-p` on top of it
+    # would register the module twice, which pytest refuses
+    from importlib.metadata import entry_points
+
+    load = [] if entry_points(group="pytest11", name="shapefuzz") else ["-p", "shapefuzz.pytest_plugin"]
+    return subprocess.run([sys.executable, "-m", "pytest", *load, "-p", "no:cacheprovider", "-q",
+                           "--rootdir", str(cwd), *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=900)
 
 
 def _test_corpus_module():
