@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import ast
 import json
+from pathlib import Path
 
 import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
 from shapefuzz import codegen
+from shapefuzz.cli import main
+from shapefuzz.corpus import CaseError, load_case
 from shapefuzz.ops import all_ops
 from shapefuzz.program import Program, ProgramError
+from shapefuzz.repro import repro_source
 from shapefuzz.strategies import programs
 
 PAYLOADS = [
@@ -272,12 +276,6 @@ def test_arity_is_checked(op):
 
 
 # ---- case files: loader, `shapefuzz replay`, repro.py ---------------------------------------------
-from pathlib import Path  # noqa: E402
-
-from shapefuzz.cli import main  # noqa: E402
-from shapefuzz.corpus import CaseError, load_case  # noqa: E402
-from shapefuzz.repro import repro_source  # noqa: E402
-
 GOOD_CASE = Path(__file__).resolve().parents[2] / "corpus" / "squeeze-unbacked-meta-make_fx" / "case.json"
 #: a payload that leaves a trace if anything ever evaluates it
 TRACE_PAYLOAD = "__import__('pathlib').Path('SHAPEFUZZ_PWNED').touch()"
