@@ -378,6 +378,10 @@ class Campaign:
             return tuple(t for t in self.cfg.targets if t[0] == f.system)
         if f.oracle == "system-differential":
             return tuple(t for t in self.cfg.targets if t[0] in ("ref", f.system))
+        if f.oracle == "frontend-differential":  # the front-end pair it compares
+            from shapefuzz.oracles.frontends import pair_of
+
+            return tuple(t for t in self.cfg.targets if t in pair_of(f))
         return tuple(t for t in self.cfg.targets if t == (f.system, f.config))
 
     def _finish_bug(self, sig: str) -> None:

@@ -51,6 +51,10 @@ def _targets(case: Case) -> list[tuple[str, str]]:
         return [(f.system, c) for c in CONFIGS[f.system]]
     if f.oracle == "system-differential":
         return [("ref", "default"), (f.system, "default")]  # f.system: the torch side
+    if f.oracle == "frontend-differential":
+        from shapefuzz.oracles.frontends import pair_of
+
+        return list(pair_of(f))
     return [(f.system, f.config)]
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
 
-__all__ = ["EXPLAINED", "PAIRS", "frontend_differential"]
+__all__ = ["EXPLAINED", "PAIRS", "frontend_differential", "pair_of"]
 
 ORACLE = "frontend-differential"
 
@@ -32,6 +32,14 @@ EXPLAINED = {
     ("export", "compile", "constraint", "ok"): "compile checks mark_dynamic constraints only for "
     "dims of the frame's inputs that it keeps; export checks every declared dim",
 }
+
+
+def pair_of(f: Finding) -> tuple[tuple[str, str], ...]:
+    """The two (system, config) targets a front-end finding compares (from its signature)."""
+    for a, b in PAIRS:
+        if f":{a[0]}:{a[1]}-vs-{b[0]}:{b[1]}:" in f.signature:
+            return (a, b)
+    return ((f.system, f.config),)
 
 
 def _kind(o: Observation) -> str:

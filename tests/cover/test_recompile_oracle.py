@@ -83,3 +83,10 @@ def test_config_tables_match_torch_toggles():
         settings_of(name)
     with pytest.raises(ValueError, match="unknown compile config"):
         settings_of("nope")
+
+
+def test_a_frontend_finding_names_its_pair():
+    from shapefuzz.oracles.frontends import pair_of
+
+    fs = frontend_differential(PROGRAM, [obs_of("export", "default", "ok"), obs_of("compile", "mark-dynamic", "dde")])
+    assert pair_of(fs[0]) == (("export", "default"), ("compile", "mark-dynamic"))
