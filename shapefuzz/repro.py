@@ -252,6 +252,10 @@ def repro_source(case: Case, torch_version: str = "") -> str:
             f"system {f.system}, config {f.config}; found with torch {_safe(torch_version)}.\n"
             f"signature: {_safe(f.signature)}\n"
             'Exits 1 while the bug is there, 0 once it is fixed.\n"""\n')
+    if f.oracle == "frontend-differential":
+        from shapefuzz.frontends_repro import frontends_repro_source
+
+        return frontends_repro_source(case, head)
     if f.system == "compile":
         from shapefuzz.compile_repro import compile_repro_source
 

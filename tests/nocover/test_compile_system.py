@@ -208,3 +208,24 @@ def test_toggles_are_applied_and_restored_on_error():
         raise RuntimeError("boom")
     assert ss.ShapeEnv.__init__ is orig_init
     assert ss.ShapeEnv().specialize_zero_one is True
+
+
+def test_frontend_repro_shows_an_outcome_difference(tmp_path):
+    """make_fx guards `if n == 4`; export's Dim.DYNAMIC turns it into a constraint violation
+    (an explained difference, so no finding): the repro of that pair must see it and exit 1,
+    and the repro of a pair that agrees must exit 0."""
+    from shapefuzz.findings import Finding
+
+    p = prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
+             [I("size", R(0), 0), I("branch", "if", "eq", R(1), 4)], outputs=(2,))
+    codes = []
+    for pair in ("make_fx:no-duck-shape-vs-export:default", "export:default-vs-export:strict"):
+        sys_, cfg = pair.split("-vs-")[1].split(":", 1)
+        f = Finding("frontend-differential", "high", sys_, cfg, "outcome", "s", "d",
+                    f"frontend-differential:outcome:{pair}:x-vs-y")
+        script = tmp_path / f"{len(codes)}.py"
+        script.write_text(repro_source(Case(f, p, None, torch_version=torch.__version__)))
+        r = subprocess.run([sys.executable, str(script)], check=False, capture_output=True, text=True, timeout=300)
+        codes.append((r.returncode, r.stdout[-500:]))
+    assert codes[0][0] == 1 and "make_fx:no-duck-shape: ok" in codes[0][1], codes
+    assert codes[1][0] == 0, codes
