@@ -24,7 +24,7 @@ import contextlib
 import re
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any
 
@@ -410,7 +410,7 @@ class CompileSystem:
         fresh_fake_caches()
         torch._dynamo.reset()
         try:
-            with applied(s.toggles, force_env=True), torch._dynamo.config.patch(**dict(s.dynamo)):
+            with applied(s.toggles, force_env=True) as cfg, torch._dynamo.config.patch(**dict(s.dynamo)):
                 cf = torch.compile(fn, backend=log, fullgraph=s.fullgraph, dynamic=s.dynamic)
                 first = tuple(x.shape for x in program.inputs)
                 calls = [self._one_call(cf, fn, program, specs, i, s, log, rec, first)
@@ -418,7 +418,8 @@ class CompileSystem:
         finally:
             facts = shape_env_facts(log.graphs[0].se) if log.graphs and log.graphs[0].se is not None else None
             torch._dynamo.reset()
-        return self._observation(program, config, sequence, calls, rec, facts, t0)
+        obs = self._observation(program, config, sequence, calls, rec, facts, t0)
+        return replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
 
     def _one_call(self, cf, fn, program, specs, i, s: CompileSettings, log: GraphLog, rec, first_shapes):
         from torch._dynamo.utils import guard_failures

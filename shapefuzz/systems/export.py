@@ -10,6 +10,8 @@ still come from item(), nonzero() and masked_select inside the program."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from torch.export import Dim, export
 
@@ -73,6 +75,7 @@ class ExportSystem:
         with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True) as cfg:
             obs = observe_trace(self.name, config, program, variants,
                                 lambda hook: self._trace(program, hook, strict, kind, cfg.toggles))
+        obs = replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
         return _with_branch_references(program, obs) if strict else obs
 
     def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic",

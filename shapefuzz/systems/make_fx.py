@@ -3,6 +3,8 @@ sized, as make_fx does by default) or unbacked, as the program marks them."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from torch._dynamo.source import LocalSource
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -69,8 +71,9 @@ class MakeFxSystem:
     def observe(self, program, config: str, variants):
         fresh_fake_caches()
         with applied(config, force_env=True) as cfg:
-            return observe_trace(self.name, config, program, variants,
-                                 lambda hook: self._trace(program, hook, cfg.toggles))
+            obs = observe_trace(self.name, config, program, variants,
+                                lambda hook: self._trace(program, hook, cfg.toggles))
+        return replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
 
     def _trace(self, program, on_branch, toggles: TorchToggles | None = None) -> Trace:
         toggles = toggles or TorchToggles()

@@ -229,3 +229,22 @@ def test_frontend_repro_shows_an_outcome_difference(tmp_path):
         codes.append((r.returncode, r.stdout[-500:]))
     assert codes[0][0] == 1 and "make_fx:no-duck-shape: ok" in codes[0][1], codes
     assert codes[1][0] == 0, codes
+
+
+@pytest.mark.parametrize("system", ["make_fx", "export", "compile"])
+def test_toggles_take_effect_in_every_traced_system(system):
+    """Each observation logs how often each slow path ran: a toggle that never ran proves nothing."""
+    import ast
+
+    from shapefuzz.systems import get_system
+
+    p = branchy()
+    for config, key in (("slow:expr-cache", "expr-cache"), ("no-specialize-zero-one", "env-kwargs"),
+                        ("slow:skip-static", None)):
+        obs = get_system(system).observe(p, config, [])
+        line = next(x for x in obs.log if x.startswith("toggle counts: "))
+        counts = ast.literal_eval(line.split(": ", 1)[1])
+        if key is not None:
+            assert counts.get(key, 0) > 0, (system, config, counts)
+        assert obs.outcome.kind == "ok", (system, config, obs.outcome)
+    assert ss.ShapeEnv.__init__.__qualname__ == "ShapeEnv.__init__"  # restored
