@@ -84,9 +84,10 @@ class Bmm(Op):
     weight = 1
 
     def out_types(self, args, n_out):
-        expect_tensor(args[0], "a", FLOAT, min_rank=3)
-        expect_tensor(args[1], "b", FLOAT, min_rank=3)
-        if args[0].rank != 3 or args[1].rank != 3:
+        a, b = args
+        expect_tensor(a, "a", FLOAT, min_rank=3)
+        expect_tensor(b, "b", FLOAT, min_rank=3)
+        if a.rank != 3 or b.rank != 3:
             raise ProgramError("bmm operands must have rank 3")
         return (VType.tensor("float", 3),)
 
