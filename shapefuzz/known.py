@@ -3,11 +3,12 @@ instead of new (so CI fails only on new findings). Data only: loading never eval
 
 from __future__ import annotations
 
+import fnmatch
 import json
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["load_known", "KnownError"]
+__all__ = ["load_known", "known_note", "KnownError"]
 
 
 class KnownError(ValueError):
@@ -33,3 +34,17 @@ def load_known(extra: tuple[str, ...] = ()) -> dict[str, str]:
             raise KnownError(f"{where}: not a known-issues file (expected {{\"schema\": 1, \"issues\": "
                              f"[{{\"signature\": ..., \"upstream\": ..., \"note\": ...}}]}})") from None
     return out
+
+
+def known_note(known: dict[str, str] | None, signature: str) -> str | None:
+    """The note of the known issue a signature belongs to, or None. A known signature may hold
+    `*` wildcards (matched with fnmatch, case-sensitive), so one upstream bug seen through many
+    configs of one system is listed once: `eager-agreement:symbolic-shape:make_fx:*:rank+1:tensor`."""
+    if not known:
+        return None
+    if signature in known:
+        return known[signature]
+    for pattern, note in known.items():
+        if "*" in pattern and fnmatch.fnmatchcase(signature, pattern):
+            return note
+    return None

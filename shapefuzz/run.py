@@ -10,6 +10,7 @@ from pathlib import Path
 
 from shapefuzz.campaign import Campaign, CampaignSettings, FoundBug
 from shapefuzz.corpus import Case, case_dirname, load_state, save_case, save_state
+from shapefuzz.known import known_note
 from shapefuzz.observation import to_jsonable
 from shapefuzz.oracles.soundness import ORACLES as SMT_ORACLES
 from shapefuzz.progress import CampaignProgress
@@ -160,7 +161,8 @@ def run_fuzz(opts: FuzzOptions) -> int:
                "summary": bug.finding.summary, "detail": bug.finding.detail, "case_dir": str(d),
                "count": bug.count, "shrunk": bug.shrunk, "confirmed": ok,
                "program": bug.program.pretty(), "n_instrs": len(bug.program.instrs),
-               "known": sig in (opts.known or {}), "known_note": (opts.known or {}).get(sig, ""),
+               "known": known_note(opts.known, sig) is not None,
+               "known_note": known_note(opts.known, sig) or "",
                "first_s": round(bug.first_s, 2), "first_program": bug.first_program,
                "blame": blames.get(sig, "")}
         (findings if ok else unconfirmed).append(row)
