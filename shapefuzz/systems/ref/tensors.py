@@ -184,7 +184,10 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     binding = {**env.backed_hints, **tr.binding}
     subs = {k: sympy.Integer(v) for k, v in binding.items()}
     exprs = [_value_exprs(env, v) for v in tr.outputs]
-    if tr.eager_outputs is not None:
+    rejected = _violated_assert(env, subs)
+    if rejected is not None:  # torch's contract: a failing runtime assert rejects the input
+        ref = RunResult(False, f"Runtime assertion failed for expression {show(rejected)}")
+    elif tr.eager_outputs is not None:
         ref = RunResult(True, "", tuple(_shape_of(v) for v in tr.eager_outputs))
     else:
         e = tr.eager_error
@@ -193,8 +196,26 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
         system, config, outcome, decisions, **facts,
         out_exprs=tuple(_show_value(show, e) for e in exprs),
         binding=tuple(sorted((str(k), int(v)) for k, v in binding.items())),
-        out_eval=tuple(_eval_value(e, subs) for e in exprs),
+        # under a violated assert the expressions were derived from a false fact: no values
+        out_eval=tuple("" if rejected is not None else _eval_value(e, subs) for e in exprs),
         fallback_branches=tr.fallback_branches, reference=ref, artifact=ref)
+
+
+def _violated_assert(env: RefEnv, subs: dict):
+    """The first deferred runtime assert that is false in this run (e.g. an unbacked size of 1
+    asserted equal to the size it is expanded to), or None. Like torch's inserted asserts, it
+    makes the run a rejection, never a wrong answer: Note [facts are true] holds for the runs a
+    trace accepts."""
+    for a in env.asserts:
+        e = a.xreplace(subs)
+        if e.free_symbols:
+            continue  # mentions a symbol this run did not bind (after an eager failure)
+        try:
+            if e is sympy.false or (e is not sympy.true and not bool(e.simplify())):
+                return a
+        except (TypeError, ZeroDivisionError):
+            continue
+    return None
 
 
 def _shape_of(v):
