@@ -57,7 +57,11 @@ def input_asserts_hold(se, fakes, real_inputs) -> tuple[bool, str]:
     for ras in se.deferred_runtime_asserts.values():
         for ra in ras:
             if ra.expr.free_symbols and ra.expr.free_symbols <= set(binding):
-                if not bool(sympy.sympify(ra.expr.xreplace(binding))):
+                try:
+                    holds = bool(sympy.sympify(ra.expr.xreplace(binding)))
+                except ZeroDivisionError:  # the inserted assert would raise on these inputs too
+                    holds = False
+                if not holds:
                     return False, f"Runtime assertion failed for expression {ra.expr} (input dims)"
     return True, ""
 
