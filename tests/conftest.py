@@ -34,3 +34,18 @@ def pytest_sessionstart(session):
         if root not in where.parents:
             raise SystemExit(f"{mod.__name__} is imported from {where}, not from this checkout "
                              f"{root}; run `pip install -e {root}` first")
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _forget_planted_results(request):
+    """A test that plants a bug (through monkeypatch) can leave expressions built by the planted
+    code in sympy's global cache, where they outlive the plant and mislead later tests in this
+    process (campaign workers are fresh processes and never see plants). Clear it afterwards."""
+    yield
+    if "monkeypatch" in request.fixturenames:
+        import sympy.core.cache
+
+        sympy.core.cache.clear_cache()
