@@ -56,13 +56,16 @@ def input_asserts_hold(se, fakes, real_inputs) -> tuple[bool, str]:
     binding = input_binding(fakes, real_inputs)
     for ras in se.deferred_runtime_asserts.values():
         for ra in ras:
-            if ra.expr.free_symbols and ra.expr.free_symbols <= set(binding):
+            # an assert may name a symbol a later replacement renamed (u1 -> u0): the inputs
+            # bind only the replacement, so read the assert through the replacements first
+            expr = se.replace(ra.expr)
+            if expr.free_symbols and expr.free_symbols <= set(binding):
                 try:
-                    holds = bool(sympy.sympify(ra.expr.xreplace(binding)))
+                    holds = bool(sympy.sympify(expr.xreplace(binding)))
                 except ZeroDivisionError:  # the inserted assert would raise on these inputs too
                     holds = False
                 if not holds:
-                    return False, f"Runtime assertion failed for expression {ra.expr} (input dims)"
+                    return False, f"Runtime assertion failed for expression {expr} (input dims)"
     return True, ""
 
 

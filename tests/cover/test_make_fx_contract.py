@@ -1,0 +1,24 @@
+"""make_fx: a deferred assert over unbacked input dims that a later replacement renamed still
+rejects the inputs that violate it (found as a false symbolic-shape finding by a campaign)."""
+
+from __future__ import annotations
+
+from _helpers import I, R, inp, prog
+from shapefuzz.oracles import check_all
+from shapefuzz.systems import get_system
+from shapefuzz.variants import variants
+
+
+def test_renamed_input_assert_rejects_the_traced_inputs():
+    # x2 * x0 broadcasts u1 against 0: torch asserts u1 == 0 (u1 == 1 fell back to False);
+    # (x2 * x0) * x1 then asserts u1 == u0 and replaces u1 by u0. The traced inputs have
+    # u0 = u1 = 1, so the artifact's asserts reject them: outside its contract, no finding.
+    empty = inp([], (0,), dtype="int", dims=("static",))
+    x = inp([0.0] * 0, (3, 0, 1), dtype="float", dims=("static", "static", "unbacked"))
+    p = prog([empty, x, x], [I("mul", R(2), R(0)), I("mul", R(3), R(1))])
+    eager = get_system("eager").observe(p, "default", [])
+    obs = get_system("make_fx").observe(p, "default", variants(p, 2))
+    assert obs.outcome.kind == "ok"
+    assert not obs.artifact.ok and "Runtime assertion failed" in obs.artifact.error
+    assert "Eq(u0, 0)" in obs.artifact.error
+    assert check_all(p, eager, [obs]) == []
