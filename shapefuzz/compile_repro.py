@@ -17,6 +17,7 @@ import inspect
 from itertools import combinations
 
 from shapefuzz.codegen import HEADER, function_source, inputs_source
+from shapefuzz.repro import RUN_AND_COMPARE
 
 __all__ = ["compile_repro_source"]
 
@@ -48,23 +49,7 @@ class _Spec:  # what _mark reads of an input spec
         self.shape, self.dims = shape, dims
 
 
-def run(fn, args):
-    try:
-        out = fn(*args)
-    except Exception as e:
-        return ("error", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
-    return ("ok", tuple(out) if isinstance(out, (tuple, list)) else (out,))
-
-
-def same(a, b, compare_data):
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        return not compare_data or torch.allclose(a.double(), b.double(), equal_nan=True)
-    return (not isinstance(a, torch.Tensor)) and (not isinstance(b, torch.Tensor)) and int(a) == int(b)
-
-
-def agrees(want, got):
+''' + RUN_AND_COMPARE + '''def agrees(want, got):
     if want[0] != got[0]:
         return False
     return want[0] == "error" or (len(want[1]) == len(got[1]) and all(

@@ -104,6 +104,26 @@ def trace(fn, inputs):
 ''',
 }
 
+#: run a function as eager or traced, and compare two outputs; shared by every repro template
+#: (each repro.py is standalone, so this is template text, not an import)
+RUN_AND_COMPARE = '''def run(fn, args):
+    try:
+        out = fn(*args)
+    except Exception as e:
+        return ("error", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
+    return ("ok", tuple(out) if isinstance(out, (tuple, list)) else (out,))
+
+
+def same(a, b, compare_data):
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return not compare_data or torch.allclose(a.double(), b.double(), equal_nan=True)
+    return (not isinstance(a, torch.Tensor)) and (not isinstance(b, torch.Tensor)) and int(a) == int(b)
+
+
+'''
+
 _CHECK = '''
 def apply_config():
     """The finding's config: torch.fx.experimental._config options, and ShapeEnv settings forced
@@ -129,23 +149,7 @@ def small_outside_contract(fakes, args):
                for s, n, n0 in zip(getattr(f, "shape", ()), a.shape, t.shape))
 
 
-def run(fn, args):
-    try:
-        out = fn(*args)
-    except Exception as e:
-        return ("error", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
-    return ("ok", out if isinstance(out, tuple) else (out,))
-
-
-def same(a, b, compare_data):
-    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
-        if a.shape != b.shape or a.dtype != b.dtype:
-            return False
-        return not compare_data or torch.allclose(a.double(), b.double(), equal_nan=True)
-    return (not isinstance(a, torch.Tensor)) and (not isinstance(b, torch.Tensor)) and int(a) == int(b)
-
-
-def symbolic_shapes_disagree(gm, se, args):
+''' + RUN_AND_COMPARE + '''def symbolic_shapes_disagree(gm, se, args):
     """The graph's own output shapes (sympy), evaluated with every symbol bound to its value in
     this run, must equal the shapes the graph really produces."""
     import sympy

@@ -105,7 +105,7 @@ def run(fn, args):
         out = fn(*args)
     except Exception as e:
         return ("error", f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}")
-    return ("ok", out if isinstance(out, tuple) else (out,))
+    return ("ok", tuple(out) if isinstance(out, (tuple, list)) else (out,))
 
 
 def same(a, b, compare_data):

@@ -72,6 +72,17 @@ class Graph:
     def tracked(self) -> list[tuple[str, Any]]:
         return [(tf.source.name, tf.fake) for tf in getattr(self.se, "tracked_fakes", None) or ()]
 
+    def input_tensors(self, n_inputs: int | None = None) -> list[tuple[int, str, Any]]:
+        """(input index, source, fake) of the tracked fakes that are whole program inputs (not
+        one of their sizes, not an intermediate of a graph break)."""
+        out = []
+        for src, f in self.tracked():
+            m = _SOURCE.match(src)
+            if m and m.group(2) is None and isinstance(f, torch.Tensor) and (
+                    n_inputs is None or int(m.group(1)) < n_inputs):
+                out.append((int(m.group(1)), src, f))
+        return out
+
 
 @dataclass
 class GraphLog:
@@ -129,11 +140,8 @@ def bind_inputs(g: Graph, real: list[torch.Tensor], strides: bool = False) -> tu
 
 def _strides_differ(g: Graph, real: list[torch.Tensor], binding: dict) -> str:
     """Strides are guarded too (a size-0 dim changes a contiguous tensor's strides)."""
-    for src, f in g.tracked():
-        m = _SOURCE.match(src)
-        if not m or m.group(2) is not None or not isinstance(f, torch.Tensor) or int(m.group(1)) >= len(real):
-            continue
-        t = real[int(m.group(1))]
+    for i, src, f in g.input_tensors(len(real)):
+        t = real[i]
         if f.dim() != t.dim():
             continue
         for d, (fs, n) in enumerate(zip(f.stride(), t.stride())):
@@ -299,11 +307,7 @@ def _mark(real: list[torch.Tensor], specs: tuple[InputSpec, ...], marks: str) ->
 
 def _silent_specialization(graphs: list[Graph], marked: tuple[tuple[int, int], ...]) -> str:
     for g in graphs:
-        for src, f in g.tracked():
-            m = _SOURCE.match(src)
-            if not m or m.group(2) is not None or not isinstance(f, torch.Tensor):
-                continue
-            i = int(m.group(1))
+        for i, _, f in g.input_tensors():
             for j, d in marked:
                 if j == i and d < f.dim():
                     s = f.shape[d]
@@ -320,11 +324,7 @@ def _stayed_static(graphs: list[Graph], specs, first_shapes, s: CompileSettings)
     if not (s.automatic_dynamic and s.fullgraph and s.marks in ("", "dynamic", "unbacked")):
         return ""
     for g in graphs:
-        for src, f in g.tracked():
-            m = _SOURCE.match(src)
-            if not m or m.group(2) is not None or not isinstance(f, torch.Tensor):
-                continue
-            j = int(m.group(1))
+        for j, _, f in g.input_tensors():
             now, then = specs[j].shape, first_shapes[j]
             for d, sz in enumerate(f.shape):
                 if d >= len(now) or len(now) != len(then) or now[d] == then[d] or min(now[d], then[d]) < 2:
