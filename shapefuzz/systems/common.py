@@ -49,25 +49,29 @@ def first_line(exc: BaseException) -> str:
 
 
 def classify(exc: BaseException) -> Outcome:
-    name = type(exc).__name__
-    msg = str(exc)[:2000]
-    dde = _data_dependent_cause(exc)
-    if dde is not None:
-        return Outcome("dde", name, msg, torch_frame(exc), str(getattr(dde, "cond", "")))
-    if _is_constraint_violation(exc):
+    dde = next((x for x in exception_chain(exc) if isinstance(x, ss.GuardOnDataDependentSymNode)), None)
+    if dde is not None:  # the DDE is what happened, whatever wraps it
+        return Outcome("dde", type(dde).__name__, str(dde)[:2000], torch_frame(dde),
+                       str(getattr(dde, "cond", "")))
+    name, msg = type(exc).__name__, str(exc)[:2000]
+    if _is_constraint_violation(exc) or any(
+            isinstance(x, ss.ConstraintViolationError) for x in exception_chain(exc)):
         return Outcome("constraint", name, msg, torch_frame(exc))
     return Outcome("error", name, msg, torch_frame(exc))
 
 
-def _data_dependent_cause(exc: BaseException) -> BaseException | None:
-    """The DDE an exception stands for: torch.cond traces its arms through dynamo, which
-    re-raises a DDE as a UserError caused by it; the outcome is still a DDE."""
-    seen = 0
-    while exc is not None and seen < 8:
-        if isinstance(exc, ss.GuardOnDataDependentSymNode):
-            return exc
-        exc, seen = exc.__cause__, seen + 1
-    return None
+def exception_chain(exc: BaseException):
+    """exc and what it stands for: the exception it was raised `from` (torch.cond re-raises its
+    arms' DDE that way), and, for Dynamo's own exceptions only, the one being handled when it
+    was raised (strict export and torch.compile turn a DDE into a UserError that way). Other
+    errors raised while handling a DDE stay errors."""
+    from torch._dynamo.exc import TorchDynamoException
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or (exc.__context__ if isinstance(exc, TorchDynamoException) else None)
 
 
 def _is_constraint_violation(exc: BaseException) -> bool:

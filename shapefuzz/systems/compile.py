@@ -31,7 +31,6 @@ from typing import Any
 import sympy
 import torch
 import torch._dynamo
-from torch.fx.experimental import symbolic_shapes as ss
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from shapefuzz import interp
@@ -253,25 +252,12 @@ def _within_ranges(g: Graph, binding: dict) -> bool:
 # ---- classifying a call's failure -------------------------------------------------------------
 
 
-def _chain(e: BaseException):
-    seen = set()
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
-        yield e
-        e = e.__cause__ or e.__context__
-
-
 def classify_call(e: BaseException) -> Outcome:
-    """Dynamo wraps a DDE or a constraint violation in a UserError (not a subclass): unwrap."""
-    for x in _chain(e):
-        if isinstance(x, ss.GuardOnDataDependentSymNode):
-            o = classify(x)
-            return Outcome("dde", type(e).__name__, o.message, torch_frame(e), o.expr)
+    """common.classify, and Dynamo's own data-dependent refusals (an Unsupported or UserError
+    that names a data-dependent operation without a DDE behind it) as DDEs."""
     o = classify(e)
     if o.kind == "error" and "data-dependent" in str(e) and type(e).__name__ in ("UserError", "Unsupported"):
         return Outcome("dde", o.exc_type, o.message, o.frame)
-    if o.kind == "error" and any(isinstance(x, ss.ConstraintViolationError) for x in _chain(e)):
-        return Outcome("constraint", o.exc_type, o.message, o.frame)
     return o
 
 

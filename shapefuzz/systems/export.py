@@ -91,10 +91,9 @@ class ExportSystem:
             from shapefuzz.systems.compile import program_function
 
             fn = program_function(program)
-        try:
-            ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict)
-        except Exception as e:  # noqa: BLE001 (classified by observe_trace)
-            raise _unwrapped(e) from None
+        # a failure is classified by observe_trace (common.classify sees through Dynamo's
+        # UserError around a DDE)
+        ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict)
         phs = [n for n in ep.graph.nodes if n.op == "placeholder"]
         fakes = [n.meta["val"] for n in phs]
         se = fakes[0].fake_mode.shape_env if fakes and hasattr(fakes[0], "fake_mode") else None
@@ -109,19 +108,6 @@ class ExportSystem:
             return (False, outside) if outside else within_ranges(ep, fakes, r)
 
         return Trace(se, mod, fakes, out_vals, accepts, lambda r: mod(*r))
-
-
-def _unwrapped(e: Exception) -> Exception:
-    """Strict export wraps a DDE in a UserError (not a subclass); the DDE is what happened."""
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
-    x, seen = e, set()
-    while x is not None and id(x) not in seen:
-        seen.add(id(x))
-        if isinstance(x, GuardOnDataDependentSymNode):
-            return x
-        x = x.__cause__ or x.__context__
-    return e
 
 
 def _with_branch_references(program, obs):

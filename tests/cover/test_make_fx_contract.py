@@ -22,3 +22,15 @@ def test_renamed_input_assert_rejects_the_traced_inputs():
     assert not obs.artifact.ok and "Runtime assertion failed" in obs.artifact.error
     assert "Eq(u0, 0)" in obs.artifact.error
     assert check_all(p, eager, [obs]) == []
+
+
+def test_a_dde_inside_a_cond_arm_is_a_dde_not_an_error():
+    # cond traces its arms through Dynamo, which re-raises the arm's DDE (Eq(Max(1, u0), 1),
+    # asked for the strides of an unbacked-size operand) as a UserError caused by it
+    x = inp([0, 1], (2, 1, 1), dtype="int", dims=("unbacked", "static", "unbacked"))
+    p = prog([x], [I("size", R(0), 0), I("cond", R(0), R(1), "==", 3, "flip")])
+    obs = get_system("make_fx").observe(p, "default", [])
+    assert obs.outcome.kind == "dde", obs.outcome.short()
+    assert obs.outcome.exc_type == "GuardOnDataDependentSymNode" and "u" in obs.outcome.expr
+    eager = get_system("eager").observe(p, "default", [])
+    assert eager.outcome.kind == "ok" and check_all(p, eager, [obs]) == []
