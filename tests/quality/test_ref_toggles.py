@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz import oracles, systems
+from shapefuzz import systems
 from shapefuzz.campaign import Campaign, CampaignSettings
 from shapefuzz.ops import get_op
 from shapefuzz.systems import CONFIGS
@@ -83,9 +83,6 @@ _EQUIVALENT_ONLY = {"smart-sort"}
 @pytest.mark.parametrize("opt", sorted(set(plants.PLANTED) - _EQUIVALENT_ONLY))
 def test_planted_bug_is_found_and_blamed(opt, monkeypatch, kind):
     kind("questions")
-    # This is about the config differential: findings of the z3 oracles (ref's spurious DDEs on
-    # PythonMod, say, seen in every config alike) would spend the campaign's shrinking budget.
-    monkeypatch.setattr(oracles, "smt_findings", lambda program, obs: [])
     module, name, bad = plants.PLANTED[opt]
     monkeypatch.setattr(module, name, bad)
     camp = _campaign(25)
