@@ -3,7 +3,6 @@ finding (by signature) still appears. Used by `shapefuzz replay` and the corpus 
 
 from __future__ import annotations
 
-import contextlib
 import json
 from dataclasses import dataclass
 
@@ -27,18 +26,12 @@ class ReplayResult:
         return self.reproduced == (self.case.status != "fixed")
 
 
-@contextlib.contextmanager
 def torch_config_applied(pairs):
+    """torch.fx.experimental._config overrides for a block, through its own patch()
+    (Note [exact restore] in systems/patching.py)."""
     import torch.fx.experimental._config as fxx
 
-    saved = {k: getattr(fxx, k) for k, _ in pairs}
-    try:
-        for k, v in pairs:
-            setattr(fxx, k, v)
-        yield
-    finally:
-        for k, v in saved.items():
-            setattr(fxx, k, v)
+    return fxx.patch(**dict(pairs))
 
 
 def _targets(case: Case) -> list[tuple[str, str]]:

@@ -150,6 +150,7 @@ def run_fuzz(opts: FuzzOptions) -> int:
                     log_path=str(opts.out / "workers.log"), plugins=opts.plugins) as pool:
         camp.run(pool)
         blames = _blames(camp, pool.run_many)
+        shapefuzz_bugs = list(pool.bugs)
     elapsed = time.monotonic() - t0 + camp.offset_s
     progress.close()
     findings, unconfirmed = [], []
@@ -188,10 +189,13 @@ def run_fuzz(opts: FuzzOptions) -> int:
         "generator": to_jsonable(opts.gen),
         "resumed": camp.offset_s > 0, "db_replays": st.db_replays,
         "program_set": _program_set(opts.out, st.hashes),
+        "shapefuzz_bugs": shapefuzz_bugs,  # Note [state guard] (workers.py)
     })
     save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
         print(f"{st.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed finding(s) "
               f"({len(findings) - len(new) if not opts.strict else 0} known upstream)"
               f"{f', {len(unconfirmed)} unconfirmed' if unconfirmed else ''}; report: {opts.out / 'report.md'}")
-    return 1 if new else 0
+    for bug in shapefuzz_bugs:  # ours, not torch's: loud, and never a silent exit 0
+        print(f"shapefuzz bug (please report it with report.json): {bug['message']}", file=sys.stderr)
+    return 1 if new or shapefuzz_bugs else 0

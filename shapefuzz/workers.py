@@ -16,11 +16,19 @@ Workers are spawned with the parent's interpreter and environment, so a locally 
 self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md contracts). `plugins` are modules
 every worker imports at start-up (extra ops or systems; the tests plant crashing ops this way).
 
+Note [state guard]: a job must leave torch as it found it (Note [exact restore] in
+systems/patching.py). After each job a worker compares every torch config entry and every
+attribute a slow path replaces with what it read at start-up; on a difference it answers with
+the job's observation and the drift, and exits. The parent keeps the observation, records a
+shapefuzz bug with the job attached (`WorkerPool.bugs`, written to report.json) and starts a
+fresh worker, so no later job runs on a torch that a patch left changed.
+
 Jobs are submitted in groups (one program's jobs); `poll` returns whole groups as they finish, so
 a campaign can keep several programs in flight (Note [parallel rounds] in campaign.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import multiprocessing as mp
 import os
@@ -148,6 +156,13 @@ _WARM_UP = ('{"schema": 1, "inputs": [{"name": "x0", "dtype": "float", "shape": 
             '{"v": 0}]}], "outputs": [1]}')
 
 
+def _torch_state() -> dict:
+    from shapefuzz.systems.patching import torch_state
+    from shapefuzz.systems.torch_toggles import PATCH_TARGETS
+
+    return torch_state(PATCH_TARGETS)
+
+
 def _warm_up() -> None:
     """The first make_fx trace in a process pays for lazy imports and caches (seconds under
     load). Paying it here keeps the per-program timeout about the program, not the worker."""
@@ -161,6 +176,8 @@ def _warm_up() -> None:
 def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     import warnings
 
+    from shapefuzz.systems.patching import state_drift
+
     _die_with_parent()
     if log_path:  # torch prints failing graphs to stderr; keep the campaign's terminal clean
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -172,6 +189,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     import_plugins(plugins)
     _warm_up()
     _limit_memory(memory_mb)
+    start = _torch_state()
     conn.send(("ready", None))
     while True:
         try:
@@ -190,6 +208,10 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
         if memory_mb > 0 and _out_of_memory(obs):
             conn.send(("last", _oom(job, memory_mb)))
             return  # the heap may be fragmented or half-initialised: start afresh
+        drift = state_drift(start, _torch_state())
+        if drift:
+            conn.send(("drift", (obs, drift)))
+            return  # Note [state guard]: every later job here would run on the wrong torch
         conn.send(("ok", obs))
 
 
@@ -237,6 +259,7 @@ class WorkerPool:
         self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins))
         self.workers = [_Worker(self._ctx, self._args) for _ in range(max(1, n))]
         self.restarts = 0
+        self.bugs: list[dict] = []  # Note [state guard]: {"message", "job"} per drifted job
         self._startup_failures = 0
         self._queue: deque[tuple[Hashable, int, Job]] = deque()
         self._groups: dict[Hashable, list[Observation | None]] = {}
@@ -339,6 +362,11 @@ class WorkerPool:
             raise ShapefuzzBug(f"shapefuzz failed on {task[2].system} for program "
                                f"{task[2].program_json}\n{payload}")
         if tag == "last":  # it exits after this answer (out of memory): replace it now
+            self._replace(wi)
+        if tag == "drift":  # Note [state guard]
+            payload, drift = payload
+            self.bugs.append({"message": f"{task[2].system}:{task[2].config} left torch state "
+                              f"changed: " + "; ".join(drift[:10]), "job": dataclasses.asdict(task[2])})
             self._replace(wi)
         self._store(task, payload)
 

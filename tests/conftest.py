@@ -39,13 +39,56 @@ def pytest_sessionstart(session):
 import pytest  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _forget_planted_results(request):
-    """A test that plants a bug (through monkeypatch) can leave expressions built by the planted
-    code in sympy's global cache, where they outlive the plant and mislead later tests in this
-    process (campaign workers are fresh processes and never see plants). Clear it afterwards."""
-    yield
-    if "monkeypatch" in request.fixturenames:
-        import sympy.core.cache
+def pytest_addoption(parser):
+    parser.addoption("--order", choices=("file", "reverse", "random"), default="file",
+                     help="run tests in file order, reversed, or shuffled (--order-seed): tests "
+                          "must pass in any order")
+    parser.addoption("--order-seed", type=int, default=None,
+                     help="seed of --order random (default: a fresh one, printed in the header)")
 
-        sympy.core.cache.clear_cache()
+
+def _order_seed(config) -> int:
+    if config.getoption("--order-seed") is None:
+        import random
+
+        config.option.order_seed = random.SystemRandom().randrange(10**6)
+    return config.getoption("--order-seed")
+
+
+def pytest_report_header(config):
+    from hypothesis import settings as current
+
+    order = config.getoption("--order")
+    seed = f" (--order-seed {_order_seed(config)})" if order == "random" else ""
+    profile = (f"hypothesis profile: {current._current_profile} (derandomize="
+               f"{current().derandomize}, database={'none' if current().database is None else 'default'})")
+    return [profile, f"test order: {order}{seed}"]
+
+
+def pytest_collection_modifyitems(session, config, items):
+    order = config.getoption("--order")
+    if order == "reverse":
+        items.reverse()
+    elif order == "random":
+        import random
+
+        random.Random(_order_seed(config)).shuffle(items)
+
+
+@pytest.fixture(autouse=True)
+def _torch_left_as_found():
+    """Note [exact restore] (shapefuzz/systems/patching.py): a test that leaves a torch config
+    entry changed or hidden, or a slow path's patch in place, fails here, by name, instead of
+    breaking whichever test happens to read that flag next."""
+    import sys
+
+    if "torch" not in sys.modules:
+        yield
+        return
+    from shapefuzz.systems.patching import state_drift, torch_state
+    from shapefuzz.systems.torch_toggles import PATCH_TARGETS
+
+    before = torch_state(PATCH_TARGETS)
+    yield
+    drift = state_drift(before, torch_state(PATCH_TARGETS))
+    assert not drift, f"this test left torch state changed: {drift}"

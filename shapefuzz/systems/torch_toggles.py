@@ -10,9 +10,9 @@ Note [slow paths]: two optimizations are configs (aggressive_guard_free_semantic
 do_not_emit_stack_traces); the other six exist only as code, so each has a context manager that
 monkeypatches torch back to its pre-optimization behaviour (TORCH_NOTES section 8), counts every
 time the slow code runs (a patch that never runs proves nothing) and restores the original
-attribute on exit, also when the body raises. A slow path must not change any answer: configs
-named "slow:*", "all-slow" and "stack-traces-off" are semantics-preserving, and the config
-differential oracle compares them with each other.
+attribute on exit, also when the body raises (Note [exact restore] in patching.py). A slow
+path must not change any answer: configs named "slow:*", "all-slow" and "stack-traces-off"
+are semantics-preserving, and the config differential oracle compares them with each other.
 
 Note [compiled rewrites]: the hint read of _smart_symbol_sort and the Add construction of
 _optimized_add are nested functions, reachable only by rewriting their enclosing function's
@@ -27,7 +27,6 @@ import dataclasses
 import functools
 import inspect
 import textwrap
-import unittest.mock
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -41,8 +40,11 @@ from torch.fx.experimental import sym_node as sn
 from torch.fx.experimental import symbolic_shapes as ss
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
+from shapefuzz.systems.patching import patched as _patched
+
 __all__ = [
     "CONFIGS",
+    "PATCH_TARGETS",
     "SLOW_PATHS",
     "Applied",
     "TorchToggles",
@@ -268,6 +270,15 @@ SLOW_PATHS: dict[str, tuple[str, Callable[[Counter], contextlib.AbstractContextM
     "fast-eval-comparison": ("fast_eval_comparison", _slow_fast_eval_comparison),
 }
 
+#: every (owner, attribute) a slow path or `applied` replaces (Note [exact restore] in
+#: patching.py: a worker checks after each job that each is back to its original)
+PATCH_TARGETS: tuple[tuple[Any, str], ...] = (
+    (sn.SymNode, "expr"), (sn.SymNode, "__init__"), (sn, "_optimized_add"),
+    *((sn.SymNode, f"_{m}") for m in _RELATIONALS),
+    (ss.ShapeEnv, "_maybe_guard_rel"), (ss.ShapeEnv, "_should_skip_static_eval"),
+    (ss.ShapeEnv, "_maybe_fast_eval_comparison"), (ss.ShapeEnv, "__init__"),
+)
+
 _DEFAULT = TorchToggles()
 CONFIGS: dict[str, TorchToggles] = {
     "default": _DEFAULT,
@@ -327,7 +338,7 @@ def applied(name: str, force_env: bool = False) -> Iterator[Applied]:
         if t.fx_overrides():
             stack.enter_context(fxx.patch(**t.fx_overrides()))
         if t.do_not_emit_stack_traces:
-            stack.enter_context(unittest.mock.patch.object(fx_config, "do_not_emit_stack_traces", True))
+            stack.enter_context(_patched(fx_config, "do_not_emit_stack_traces", True))
         for slow in t.slow_paths():
             stack.enter_context(SLOW_PATHS[slow][1](out.counts))
         yield out
@@ -375,21 +386,6 @@ def small_sizes_outside_contract(t: TorchToggles, fakes, real, traced) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # helpers
-
-
-@contextlib.contextmanager
-def _patched(owner: Any, attr: str, value: Any) -> Iterator[None]:
-    """Set owner.attr (a class attribute or module global) and restore it exactly on exit."""
-    had_own = attr in vars(owner)
-    old = vars(owner).get(attr)
-    setattr(owner, attr, value)
-    try:
-        yield
-    finally:
-        if had_own:
-            setattr(owner, attr, old)
-        else:
-            delattr(owner, attr)
 
 
 def _counts_of(compiled: Callable[[], tuple[Callable, dict]]) -> Counter:

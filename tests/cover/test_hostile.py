@@ -4,6 +4,7 @@ accepted program can carry code into the generated repro."""
 from __future__ import annotations
 
 import ast
+import copy
 import json
 from pathlib import Path
 
@@ -127,6 +128,9 @@ def mutated_programs(draw):
 
 
 def mutate(draw, obj):
+    # A copy: strategies such as sampled_from([{...}]) hand out the same dict every time, and an
+    # in-place edit would change what later examples draw (FlakyStrategyDefinition).
+    obj = copy.deepcopy(obj)
     paths = [[]]
 
     def walk(node, path):

@@ -9,6 +9,7 @@ import math
 import operator
 import random
 from collections import Counter
+from fractions import Fraction
 
 import pytest
 import sympy
@@ -148,6 +149,13 @@ def _pow_nat(a, b):
     return a**b
 
 
+def _pow(a, b):
+    """Exact: x/y is sympy's x * y**-1, and 49 * (1 / 49) is 0.999... in floats (floor 0)."""
+    if isinstance(a, int) and isinstance(b, int) and b < 0:
+        return Fraction(a) ** b
+    return a**b
+
+
 def _shift(op):
     def f(a, b):
         if b < 0:
@@ -158,7 +166,7 @@ def _shift(op):
 
 
 _PY = {
-    "Add": lambda *a: sum(a), "Mul": lambda *a: math.prod(a), "Pow": lambda a, b: a**b,
+    "Add": lambda *a: sum(a), "Mul": lambda *a: math.prod(a), "Pow": _pow,
     "FloorDiv": operator.floordiv, "CleanDiv": operator.floordiv, "CeilDiv": lambda a, b: -(-a // b),
     "Mod": _mod, "PythonMod": operator.mod, "ModularIndexing": lambda a, b, c: (a // b) % c,
     "Where": lambda c, p, q: p if c else q, "Max": max, "Min": min, "PowByNatural": _pow_nat,
@@ -184,7 +192,9 @@ def python_value(e, env):
         return env[e]
     if e.is_Integer:
         return int(e)
-    if e.is_Rational or e.is_Float:
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e.is_Float:
         return float(e)
     args = [python_value(a, env) for a in e.args]
     return _PY[type(e).__name__](*args)
@@ -215,6 +225,8 @@ def same(py, zv) -> bool:
         return (z3.is_true(zv) or z3.is_false(zv)) and z3.is_true(zv) == py
     if isinstance(py, int):
         return z3.is_int_value(zv) and zv.as_long() == py
+    if isinstance(py, Fraction) and z3.is_rational_value(zv):
+        return zv.as_fraction() == py
     if not z3.is_rational_value(zv):  # a float: compare with z3's exact rational
         return False
     q = zv.as_fraction()

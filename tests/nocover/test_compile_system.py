@@ -179,9 +179,10 @@ def test_mark_dynamic_on_a_specialized_dim_raises():
     assert not [f for f in fs if f.kind == "silent-specialization"]
 
 
-def test_broken_automatic_dynamic_is_found(monkeypatch):
-    monkeypatch.setattr(torch._dynamo.config, "automatic_dynamic_shapes", False)
-    _obs, fs = findings(plain())
+def test_broken_automatic_dynamic_is_found():
+    # torch's own patch(): monkeypatch would hide the entry for the rest of the process
+    with torch._dynamo.config.patch(automatic_dynamic_shapes=False):
+        _obs, fs = findings(plain())
     assert any(f.kind == "stayed-static" for f in fs), [f.detail for f in fs]
 
 

@@ -40,8 +40,10 @@ def _finding(program, eager, obs):
 
 
 @pytest.fixture
-def planted(monkeypatch):
-    monkeypatch.setattr(fxx, "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY", True)
+def planted():
+    # torch's own patch(): monkeypatch would hide the entry for the rest of the process
+    with fxx.patch(inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY=True):
+        yield
 
 
 def test_question_finding_repro(tmp_path, planted):

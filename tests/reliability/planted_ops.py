@@ -14,7 +14,7 @@ import hypothesis.strategies as st
 from shapefuzz.ops.base import Op, expect_choice, expect_tensor, register
 from shapefuzz.program import VType
 
-ACTIONS = ("none", "abort", "hang", "oom", "wrong")
+ACTIONS = ("none", "abort", "hang", "oom", "wrong", "leak")
 #: what generation draws (the "none" also gives ordinary programs to run between failures); a test
 #: picks the misbehaviours with PLANTED_ACTIONS (read by this test-only module, not by shapefuzz)
 _CHOSEN = tuple(a for a in os.environ.get("PLANTED_ACTIONS", "abort,hang").split(",") if a in ACTIONS)
@@ -28,7 +28,12 @@ def _traced(x) -> bool:
 
 
 def _misbehave(action: str) -> None:
-    """"wrong" is handled by the caller: a wrong value, an ordinary finding."""
+    """"wrong" is handled by the caller: a wrong value, an ordinary finding. "leak" leaves torch
+    changed after the job, as a restore that deletes a config entry did (Note [state guard])."""
+    if action == "leak":
+        import torch.fx.experimental._config as fxx
+
+        delattr(fxx, "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY")  # hides it in this process
     if action == "abort":
         os.abort()  # SIGABRT, as a failed C++ assertion in torch would
     elif action == "hang":

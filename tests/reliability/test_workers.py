@@ -32,6 +32,20 @@ def test_abort_hang_and_oom_are_observations_and_the_pool_goes_on():
         assert pool.restarts == 3  # abort, hang, oom: each worker replaced once
 
 
+def test_a_job_that_leaves_torch_changed_is_a_shapefuzz_bug_and_the_worker_is_replaced():
+    """Note [state guard]: the job's own observation is kept, the drift is reported with the job
+    attached, and the next job runs in a fresh worker where the hidden flag reads again."""
+    with WorkerPool(1, timeout_s=60, plugins=("planted_ops",)) as pool:
+        _, traced = pool.run_many(jobs_for(planted("leak"), (("make_fx", "default"),), 0, 0))
+        assert traced.outcome.kind == "ok", traced.outcome
+        [bug] = pool.bugs
+        assert "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY" in bug["message"], bug
+        assert "hidden" in bug["message"] and '"planted"' in bug["job"]["program_json"], bug
+        assert pool.restarts == 1
+        _, traced = pool.run_many(jobs_for(planted("none"), (("make_fx", "default"),), 0, 0))
+        assert traced.outcome.kind == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
+
+
 def test_parallel_groups_come_back_whole_and_in_job_order():
     progs = [planted("none") for _ in range(3)]
     with WorkerPool(2, timeout_s=60, plugins=("planted_ops",)) as pool:

@@ -1,0 +1,90 @@
+"""Scoped patches of torch state, restored exactly, and a snapshot that proves they were.
+
+Note [exact restore]: torch's config modules (torch.fx.experimental._config,
+torch._dynamo.config, ...) keep their entries outside `vars()`, and their `__delattr__` *hides*
+an entry for the rest of the process: a later read raises "... does not exist". A restore that
+deletes what was "not there before" (a hand-written save/delattr, pytest 9's monkeypatch) breaks
+every later reader of that flag. So a config module is patched only through its own
+`config.patch(...)`, and every other owner (a class, a plain module) gets back exactly the entry
+it had in its own `__dict__`: the old value, or no entry at all (a class then sees its base's
+attribute again).
+
+`torch_state()` reads every entry of the config modules the toggles touch, and the identity of
+every attribute a slow path replaces; workers compare it after each job (Note [state guard] in
+workers.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["HIDDEN", "patched", "state_drift", "torch_state"]
+
+#: what torch_state records for a config entry that can no longer be read
+HIDDEN = "<hidden: reading it raises AttributeError>"
+
+
+def _is_config_module(owner: Any) -> bool:
+    from torch.utils._config_module import ConfigModule
+
+    return isinstance(owner, ConfigModule)
+
+
+@contextlib.contextmanager
+def patched(owner: Any, attr: str, value: Any) -> Iterator[None]:
+    """Set owner.attr for the block; on exit (also on an exception) the owner is as before."""
+    if _is_config_module(owner):
+        with owner.patch(**{attr: value}):
+            yield
+        return
+    own = vars(owner)
+    had_own, old = attr in own, own.get(attr)
+    setattr(owner, attr, value)
+    try:
+        yield
+    finally:
+        if had_own:
+            setattr(owner, attr, old)
+        else:
+            delattr(owner, attr)  # no entry of its own before: a class sees its base's again
+
+
+def _config_modules() -> tuple[Any, ...]:
+    import torch._dynamo.config
+    import torch.fx.experimental._config
+
+    return torch.fx.experimental._config, torch._dynamo.config
+
+
+def _config_entries(module: Any) -> Iterator[tuple[str, Any]]:
+    for name, entry in sorted(module._config.items()):
+        if entry.deprecated:  # a read warns, and torch ignores the value
+            continue
+        try:
+            yield f"{module.__name__}.{name}", repr(getattr(module, name))
+        except AttributeError:
+            yield f"{module.__name__}.{name}", HIDDEN
+
+
+def torch_state(targets: tuple[tuple[Any, str], ...] = ()) -> dict[str, Any]:
+    """Every entry of the torch config modules (by repr), torch.fx.config's flag, and for each
+    (owner, attr) in `targets` the identity of the owner's own entry (None when it has none)."""
+    import torch.fx.config as fx_config
+
+    out: dict[str, Any] = {}
+    for module in _config_modules():
+        out.update(_config_entries(module))
+    out["torch.fx.config.do_not_emit_stack_traces"] = repr(fx_config.do_not_emit_stack_traces)
+    for owner, attr in targets:
+        entry = vars(owner).get(attr)
+        out[f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}"] = (
+            None if entry is None else id(entry))
+    return out
+
+
+def state_drift(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """One line per entry that differs: `name: before -> after`."""
+    return [f"{k}: {before.get(k, '<absent>')} -> {after.get(k, '<absent>')}"
+            for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]

@@ -1,0 +1,87 @@
+"""Note [exact restore]: every kind of owner a patch touches is back as it was after the block,
+value and readability, also when the block raises."""
+
+from __future__ import annotations
+
+import contextlib
+import types
+
+import pytest
+import torch._dynamo.config as dynamo_config
+import torch.fx.config as fx_config
+import torch.fx.experimental._config as fxx
+
+from shapefuzz.systems.patching import HIDDEN, patched, state_drift, torch_state
+from shapefuzz.systems.torch_toggles import CONFIGS, PATCH_TARGETS, applied
+
+
+class Base:
+    inherited = "base"
+
+
+class Child(Base):
+    own = "child"
+
+
+MODULE = types.ModuleType("planted_module")
+MODULE.present = 1
+
+#: (owner, attribute, value in the block, how to read it afterwards)
+OWNERS = [
+    pytest.param(fxx, "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY", True, id="fx-config-module"),
+    pytest.param(dynamo_config, "automatic_dynamic_shapes", False, id="dynamo-config-module"),
+    pytest.param(fx_config, "do_not_emit_stack_traces", True, id="plain-torch-module"),
+    pytest.param(Child, "own", "patched", id="class-own-attribute"),
+    pytest.param(Child, "inherited", "patched", id="class-inherited-attribute"),
+    pytest.param(MODULE, "present", 2, id="module-global"),
+    pytest.param(MODULE, "absent", 3, id="module-global-absent"),
+]
+
+
+def _read(owner, attr):
+    return getattr(owner, attr, "<absent>")
+
+
+@pytest.mark.parametrize(("owner", "attr", "value"), OWNERS)
+@pytest.mark.parametrize("raises", [False, True], ids=["exit", "exception"])
+def test_patched_restores_value_and_readability(owner, attr, value, raises):
+    before = _read(owner, attr)
+    own_before = attr in vars(owner)
+    with pytest.raises(RuntimeError) if raises else contextlib.nullcontext():
+        with patched(owner, attr, value):
+            assert getattr(owner, attr) == value
+            if raises:
+                raise RuntimeError("the block fails")
+    assert _read(owner, attr) == before
+    assert (attr in vars(owner)) == own_before  # a class sees its base's attribute again
+
+
+def test_patching_a_config_module_twice_in_a_row_keeps_the_entry_readable():
+    for _ in range(2):
+        with patched(dynamo_config, "automatic_dynamic_shapes", False):
+            pass
+    assert dynamo_config.automatic_dynamic_shapes is True
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS) + ["all-slow+agfs=2+stack-traces-off"])
+def test_every_config_leaves_torch_state_as_it_found_it(name):
+    before = torch_state(PATCH_TARGETS)
+    with pytest.raises(RuntimeError), applied(name, force_env=True):
+        raise RuntimeError("a trace that fails inside the config")
+    with applied(name, force_env=True):
+        pass
+    assert state_drift(before, torch_state(PATCH_TARGETS)) == []
+
+
+def test_state_drift_sees_a_hidden_entry_and_a_replaced_attribute():
+    before = torch_state(PATCH_TARGETS)
+    # what pytest 9's monkeypatch (and the old hand-written restore) did to a config entry
+    delattr(fxx, "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY")
+    try:
+        with patched(*PATCH_TARGETS[0], property(lambda self: 0)):
+            drift = state_drift(before, torch_state(PATCH_TARGETS))
+    finally:
+        fxx.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY = False  # a set un-hides it
+    assert any("inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY" in d and HIDDEN in d for d in drift), drift
+    assert any(d.startswith("SymNode.expr:") for d in drift), drift
+    assert state_drift(before, torch_state(PATCH_TARGETS)) == []
