@@ -310,7 +310,7 @@ class Campaign:
         new = self._record(ev, program, shrunk=False)
         if new is None:
             return
-        self.pending_shrink = {"index": i, "signature": new.signature, "program": program.dumps()}
+        self.pending_shrink = {"index": i, "signature": new.key, "program": program.dumps()}
         for j in [j for j in self._flight if j > i]:  # speculative: not counted, not kept
             self.pool.cancel((self.round, j))
             del self._flight[j]
@@ -321,7 +321,7 @@ class Campaign:
         """Count the findings of one program; the first one that needs shrinking, if any."""
         new = None
         for f in ev.findings:
-            bug = self.bugs.get(f.signature)
+            bug = self.bugs.get(f.key)
             if bug is not None:
                 bug.count += 1
                 if not bug.shrunk and new is None:  # seen before, never shrunk: shrink it now
@@ -329,7 +329,7 @@ class Campaign:
                 continue
             bug = FoundBug(f, program, ev, first_s=self.elapsed(), first_program=self.stats.programs,
                            shrunk=shrunk)
-            self.bugs[f.signature] = bug
+            self.bugs[f.key] = bug
             self.on_bug(bug)  # saved at once, shrunk or not (Note [resume]: nothing is lost)
             new = new or (None if shrunk else f)
         return new
@@ -357,7 +357,7 @@ class Campaign:
         bug = self.bugs[self._target]
         ev = self._evaluate(program, self._involved(bug))
         self.stats.shrink_runs += 1
-        hit = next((f for f in ev.findings if f.signature == self._target), None)
+        hit = next((f for f in ev.findings if f.key == self._target), None)
         if hit is None:
             return
         if bug.evaluation is None or program.size() < bug.program.size():
@@ -371,18 +371,11 @@ class Campaign:
         raise _Signal(sig)
 
     def _involved(self, bug: FoundBug) -> tuple[tuple[str, str], ...]:
-        """The targets a finding needs to reproduce: its own, or its whole system (differential
-        oracles compare configs) or both question systems (system differential)."""
-        f = bug.finding
-        if f.oracle == "config-differential":
-            return tuple(t for t in self.cfg.targets if t[0] == f.system)
-        if f.oracle == "system-differential":
-            return tuple(t for t in self.cfg.targets if t[0] in ("ref", f.system))
-        if f.oracle == "frontend-differential":  # the front-end pair it compares
-            from shapefuzz.oracles.frontends import pair_of
+        """The targets a finding needs to reproduce (its oracle's `targets`, Note [oracle
+        registry])."""
+        from shapefuzz.oracles import targets_for_finding
 
-            return tuple(t for t in self.cfg.targets if t in pair_of(f))
-        return tuple(t for t in self.cfg.targets if t == (f.system, f.config))
+        return targets_for_finding(bug.finding, self.cfg.targets)
 
     def _finish_bug(self, sig: str) -> None:
         bug = self.bugs[sig]
@@ -460,7 +453,7 @@ class Campaign:
                       "ops": dict(st.ops), "decisions": dict(st.decisions),
                       "timeline": st.timeline[-2000:], "hashes": st.hashes,
                       "smt": [[*k, n] for k, n in st.smt.items()]},
-            "bugs": [{"finding": to_jsonable(b.finding), "program": b.program.to_json(),
+            "bugs": [{"finding": to_jsonable(b.finding.to_json()), "program": b.program.to_json(),
                       "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
                       "shrunk": b.shrunk} for b in self.bugs.values()],
         }
@@ -493,7 +486,7 @@ class Campaign:
         st.hashes = [str(h) for h in s["hashes"]]
         st.smt = Counter({(a, b): int(n) for a, b, n in s.get("smt", [])})
         for b in state["bugs"]:
-            f = Finding(**b["finding"])
-            self.bugs[f.signature] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),
+            f = Finding.from_json(b["finding"])
+            self.bugs[f.key] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),
                                               float(b["first_s"]), int(b["first_program"]),
                                               bool(b["shrunk"]))

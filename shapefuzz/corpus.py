@@ -59,7 +59,7 @@ class Case:
     def to_json(self, observation: Any = None) -> dict:
         return {
             "schema": CASE_SCHEMA, "kind": "shapefuzz-case", "status": self.status,
-            "finding": to_jsonable(self.finding), "program": self.program.to_json(),
+            "finding": to_jsonable(self.finding.to_json()), "program": self.program.to_json(),
             "replay_inputs": None if self.replay_inputs is None else
             [to_jsonable(s) for s in self.replay_inputs],
             "torch_config": [list(kv) for kv in self.torch_config],
@@ -71,7 +71,7 @@ class Case:
 
 
 def case_dirname(f: Finding) -> str:
-    return f"{f.oracle}-{f.system}-{hashlib.sha256(f.signature.encode()).hexdigest()[:10]}"
+    return f"{f.oracle}-{f.system}-{hashlib.sha256(f.key.encode()).hexdigest()[:10]}"
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -150,7 +150,7 @@ def _case_from_json(obj: Any, where: str) -> Case:
     for k in ("oracle", "kind"):  # these reach repro.py's text: names only, nothing to inject
         if not _NAME.fullmatch(f[k]):
             raise CaseError(f"finding.{k} {f[k][:60]!r} is not a name (letters, digits, - _ . : =)")
-    finding = Finding(**{k: f[k] for k in _FINDING_FIELDS})
+    finding = Finding.from_json({k: f[k] for k in (*_FINDING_FIELDS, "signature_fields") if k in f})
     from shapefuzz.workers import load_program
 
     program = load_program(obj.get("program"))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+from shapefuzz.signature import Signature
 
 __all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding", "blame"]
 
@@ -18,8 +20,43 @@ class Finding:
     kind: str  # e.g. wrong-value, accepts-invalid, trace-error
     summary: str  # one line
     detail: str  # what differs, as a user reads it
-    signature: str  # stable across runs and seeds: the dedupe key
+    signature: Signature  # stable across runs and seeds: the dedupe key (a str is read back)
     replay_index: int = -1  # -1: the program's own inputs; else the index of the replay input
+
+    def __post_init__(self) -> None:
+        if isinstance(self.signature, str):  # a key from a file or a plugin: Signature.from_key
+            object.__setattr__(self, "signature", Signature.from_key(self.signature, _configs()))
+
+    @property
+    def key(self) -> str:
+        """The signature rendered: what files, reports and known_issues.json hold."""
+        return self.signature.key()
+
+    def to_json(self) -> dict:
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["signature"] = self.key
+        out["signature_fields"] = self.signature.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Finding:
+        """The inverse of to_json; "signature_fields" (absent in older files) must render back to
+        "signature", else the key alone is kept."""
+        sig: Signature | str = obj["signature"]
+        try:
+            parsed = Signature.from_json(obj["signature_fields"])
+            if parsed.key() == sig:
+                sig = parsed
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass
+        return cls(**{**{f.name: obj[f.name] for f in fields(cls) if f.name in obj}, "signature": sig})
+
+
+def _configs() -> tuple[str, ...]:
+    """Every config name (they may hold ':'), for reading a key back."""
+    from shapefuzz.systems import CONFIGS
+
+    return tuple(c for cs in CONFIGS.values() for c in cs)
 
 
 # Note [blame]: one line that tells a torch developer where to look first.
@@ -52,7 +89,7 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
 
 
 def _config_blame(f: Finding) -> str:
-    guilty = f.signature.split(":", 3)[3] if f.signature.count(":") >= 3 else ""
+    guilty = f.signature.config
     if guilty and guilty != f.config:
         return (f"guilty toggle: {guilty} (reverting it alone makes {f.system} agree with its "
                 f"baseline; config {f.config} includes it)")

@@ -11,7 +11,7 @@ from shapefuzz.observation import to_jsonable
 from shapefuzz.oracles import check_all
 from shapefuzz.workers import Job, run_job
 
-__all__ = ["ReplayResult", "replay_case", "torch_config_applied"]
+__all__ = ["ReplayResult", "every_target", "replay_case", "targets_of", "torch_config_applied"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,29 +34,28 @@ def torch_config_applied(pairs):
     return fxx.patch(**dict(pairs))
 
 
-def _targets(case: Case) -> list[tuple[str, str]]:
-    """The observations the recorded oracle compares: one config, a system's every config
-    (config differential), or both question systems (system differential)."""
+def every_target() -> tuple[tuple[str, str], ...]:
+    """Every (system, config) there is: the universe a replay picks its oracle's targets from."""
     from shapefuzz.systems import CONFIGS
 
-    f = case.finding
-    if f.oracle == "config-differential":
-        return [(f.system, c) for c in CONFIGS[f.system]]
-    if f.oracle == "system-differential":
-        return [("ref", "default"), (f.system, "default")]  # f.system: the torch side
-    if f.oracle == "frontend-differential":
-        from shapefuzz.oracles.frontends import pair_of
+    return tuple((s, c) for s, cs in CONFIGS.items() for c in cs)
 
-        return list(pair_of(f))
-    return [(f.system, f.config)]
+
+def targets_of(case: Case) -> list[tuple[str, str]]:
+    """The observations the recorded oracle compares (Note [oracle registry]); a config a case
+    names that is no longer known still replays alone."""
+    from shapefuzz.oracles import targets_for_finding
+
+    f = case.finding
+    return list(targets_for_finding(f, every_target()) or ((f.system, f.config),))
 
 
 def replay_case(case: Case) -> ReplayResult:
     p = case.program
     variants = json.dumps([] if case.replay_inputs is None else [to_jsonable(list(case.replay_inputs))])
-    targets = _targets(case)
+    targets = targets_of(case)
     with torch_config_applied(case.torch_config):
         eager = run_job(Job(p.dumps(), "eager", "default", "[]")) if p.kind == "tensors" else None
         obs = [run_job(Job(p.dumps(), s, c, variants)) for s, c in targets]
-    sigs = tuple(f.signature for f in check_all(p, eager, obs))
-    return ReplayResult(case, case.finding.signature in sigs, sigs)
+    sigs = tuple(f.key for f in check_all(p, eager, obs))
+    return ReplayResult(case, case.finding.key in sigs, sigs)

@@ -12,7 +12,7 @@ from shapefuzz.campaign import Campaign, CampaignSettings, FoundBug
 from shapefuzz.corpus import Case, case_dirname, load_state, save_case, save_state
 from shapefuzz.known import known_note
 from shapefuzz.observation import to_jsonable
-from shapefuzz.oracles.soundness import ORACLES as SMT_ORACLES
+from shapefuzz.oracles import get_oracle
 from shapefuzz.progress import CampaignProgress
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import repro_source
@@ -59,13 +59,7 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     obs = _observation_of(bug)
     replay, alt = None, None
     if obs is not None and f.replay_index >= 0:  # the replay input / other values that show it
-        if f.oracle in SMT_ORACLES:  # z3: the counter-model's input / values (obs.smt)
-            c = obs.smt[f.replay_index]
-            replay, alt = (c.replay.inputs if c.replay is not None else None), c.alt_values
-        elif bug.program.kind == "questions":
-            alt = obs.qreplays[f.replay_index].values
-        else:
-            replay = obs.replays[f.replay_index].inputs
+        replay, alt = get_oracle(f.oracle).replay_input(f, obs, bug.program.kind)
     forced = tuple(obs.fallback_branches) if obs is not None else ()
     case = Case(f, bug.program, replay, "bug", opts.torch_config, _torch_version(),
                 fallback_branches=forced, alt_values=alt)
@@ -73,7 +67,8 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
                      f"seen {bug.count} times; first after {bug.first_s:.1f} s (program #{bug.first_program});"
                      f" shrunk: {bug.shrunk}", "",
                      "observation:", repr(obs)[:20000]])
-    return case, repro_source(case), log
+    own = get_oracle(f.oracle).repro  # a plugin oracle's own repro (Note [oracle registry])
+    return case, (own(case) if own else repro_source(case)), log
 
 
 def _by_oracle(counts) -> dict:
@@ -131,7 +126,7 @@ def run_fuzz(opts: FuzzOptions) -> int:
 
     def on_bug(bug: FoundBug) -> None:
         case, repro, log = _case_for(bug, opts)
-        saved[bug.finding.signature] = save_case(cases_root, case, repro, log, _observation_of(bug))
+        saved[bug.finding.key] = save_case(cases_root, case, repro, log, _observation_of(bug))
 
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
                            shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers)

@@ -41,22 +41,83 @@ _RELATIONS = {"Eq": "Eq", "Ne": "Eq", "==": "Eq", "!=": "Eq", "Lt": "Cmp", "Le":
 _CONSTANTS = {"True", "False", "true", "false", "oo", "zoo", "nan", "int_oo", "inf"}
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Signature:
+    """Note [signature]. Two signatures are the same bug when their keys are equal: a key read
+    back from an old case file (`from_key`) equals the signature computed afresh."""
+
     oracle: str
     symptom: str  # the finding's kind
     systems: tuple[str, ...]
     config: str  # config name, or the guilty toggle of a config differential
     shape: str = ""  # normalized expression shape, "" when no expression is involved
     where: tuple[str, ...] = ()  # exception type and torch frame / output kind / mode
+    #: the (system, config) pairs a front-end differential compares (rendered a0:a1-vs-b0:b1 in
+    #: place of systems and config)
+    pair: tuple[tuple[str, str], ...] = ()
+    raw: str = ""  # a key from outside that the fields do not render back exactly (from_key)
 
     def key(self) -> str:
-        parts = (self.oracle, self.symptom, "+".join(self.systems), self.config, self.shape,
-                 *self.where)
+        if self.raw:
+            return self.raw
+        who = ("-vs-".join(f"{s}:{c}" for s, c in self.pair),) if self.pair else (
+            "+".join(self.systems), self.config)
+        parts = (self.oracle, self.symptom, *who, self.shape, *self.where)
         return ":".join(p for p in parts if p)
 
     def __str__(self) -> str:
         return self.key()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Signature) and self.key() == other.key()
+
+    def __lt__(self, other: Signature) -> bool:
+        return self.key() < other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    @classmethod
+    def from_key(cls, key: str, configs: tuple[str, ...] = ()) -> Signature:
+        """The signature a rendered key names (case files, known issues). oracle, symptom,
+        systems, config (the longest of `configs` that fits, config names may hold ':') and a
+        front-end pair are read back; the rest stays one opaque `where`. The key itself is
+        kept exactly."""
+        oracle, _, rest = key.partition(":")
+        symptom, _, rest = rest.partition(":")
+        m = _PAIR.match(rest)
+        if m:
+            sig = cls(oracle, symptom, (m[1], m[3]), m[4], "", _tail(m[5]),
+                      pair=((m[1], m[2]), (m[3], m[4])))
+        else:
+            systems, _, rest = rest.partition(":")
+            fits = [c for c in configs if rest == c or rest.startswith(c + ":")]
+            config = max(fits, key=len) if fits else rest.partition(":")[0]
+            sig = cls(oracle, symptom, tuple(systems.split("+")) if systems else (), config, "",
+                      _tail(rest[len(config) + 1:]))
+        return sig if sig.key() == key else cls(sig.oracle, sig.symptom, sig.systems, sig.config,
+                                                sig.shape, sig.where, sig.pair, raw=key)
+
+    def to_json(self) -> dict:
+        return {"oracle": self.oracle, "symptom": self.symptom, "systems": list(self.systems),
+                "config": self.config, "shape": self.shape, "where": list(self.where),
+                "pair": [list(p) for p in self.pair]}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Signature:
+        """Raises TypeError / KeyError / ValueError on a malformed object (the case loader
+        turns them into a one-line CaseError)."""
+        strs = lambda xs: tuple(str(x) for x in xs if isinstance(x, str)) if isinstance(xs, list) else ()
+        pair = tuple((str(a), str(b)) for a, b in obj.get("pair", []))
+        return cls(str(obj["oracle"]), str(obj["symptom"]), strs(obj["systems"]),
+                   str(obj["config"]), str(obj.get("shape", "")), strs(obj.get("where", [])), pair)
+
+
+_PAIR = re.compile(r"^([\w.=+-]+):([\w.=+-]+)-vs-([\w.=+-]+):([\w.=+-]+)(?::(.*))?$")
+
+
+def _tail(rest: str | None) -> tuple[str, ...]:
+    return (rest,) if rest else ()
 
 
 #: finding kinds that are one symptom: a wrong claim (or value expression) shows on the traced

@@ -30,7 +30,7 @@ def test_case_replays_as_recorded(case):
     if case.status == "known-upstream":
         assert not r.reproduced, "still reproduces (expected while the upstream bug is open)"
     else:
-        assert r.as_recorded, f"{case.finding.signature}: reproduced={r.reproduced}, saw {r.signatures}"
+        assert r.as_recorded, f"{case.finding.key}: reproduced={r.reproduced}, saw {r.signatures}"
 
 
 @pytest.mark.parametrize("path", CASES, ids=[p.parent.name for p in CASES])

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation, RunResult
-from shapefuzz.signature import mismatch_shape
+from shapefuzz.signature import Signature, mismatch_shape
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["eager_agreement", "compare_runs", "signature"]
 
@@ -16,14 +17,14 @@ ORACLE = "eager-agreement"
 
 
 def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str = "",
-              systems: tuple[str, ...] = (), config: str = "", shape: str = "") -> str:
-    """The key of a Signature (shapefuzz/signature.py, Note [signature]); `expr` is the
+              systems: tuple[str, ...] = (), config: str = "", shape: str = "") -> Signature:
+    """The Signature of a finding (shapefuzz/signature.py, Note [signature]); `expr` is the
     expression involved (or `shape` its normalized shape), `systems`/`config` override the
     observation's (differentials)."""
     from shapefuzz.signature import make_signature
 
     return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
-                          expr=expr, shape=shape).key()
+                          expr=expr, shape=shape)
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
@@ -96,3 +97,9 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
                     signature(ORACLE, "symbolic-shape", obs, v.kind, shape=mismatch_shape(expr, got, want))))
                 break
     return out
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "critical", "on the inputs it was traced with, the traced program must behave as eager",
+    lambda c: eager_agreement(c.eager, c.obs, c.undefined), kinds=("tensors",),
+    per_observation=True, rank=10))

@@ -19,6 +19,7 @@ from __future__ import annotations
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["BASELINES", "KNOWN_DIFFERENCES", "TORCH_SIDES", "config_differential", "config_kind",
            "config_mismatch", "system_differential", "system_mismatch"]
@@ -112,7 +113,7 @@ def config_differential(observations: list[Observation], program=None) -> list[F
             if why is None:
                 continue
             guilty = _blame(base, obs, cfgs)
-            if guilty and any(f.system == system and f.signature.endswith(":" + guilty) for f in out):
+            if guilty and any(f.system == system and f.signature.config == guilty for f in out):
                 continue  # one finding per guilty toggle, not one per config that contains it
             out.append(Finding(
                 "config-differential", "high", system, name, "config-mismatch",
@@ -222,3 +223,21 @@ def _tensor_mismatch(ref: Observation, tr: Observation, eager: Observation | Non
     if kinds[0] != "ok":
         return None
     return _value_mismatch(ref, tr, "shape")
+
+
+def _same_system(finding: Finding, universe) -> tuple:
+    return tuple(t for t in universe if t[0] == finding.system)
+
+
+def _ref_and_torch(finding: Finding, universe) -> tuple:
+    """system_differential reads only the default configs of ref and the torch side."""
+    return tuple(t for t in universe if t[0] in ("ref", finding.system) and t[1] == "default")
+
+
+CONFIG_DIFFERENTIAL = register(Oracle(
+    "config-differential", "high", "switching one optimization on or off must not change any answer",
+    lambda c: config_differential(list(c.observations), c.program), rank=80, targets=_same_system))
+SYSTEM_DIFFERENTIAL = register(Oracle(
+    "system-differential", "high", "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
+    lambda c: system_differential(list(c.observations), c.eager, c.program), rank=90,
+    targets=_ref_and_torch))

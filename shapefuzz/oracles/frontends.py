@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
+from shapefuzz.signature import Signature
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["EXPLAINED", "PAIRS", "frontend_differential", "pair_of"]
 
@@ -35,11 +37,8 @@ EXPLAINED = {
 
 
 def pair_of(f: Finding) -> tuple[tuple[str, str], ...]:
-    """The two (system, config) targets a front-end finding compares (from its signature)."""
-    for a, b in PAIRS:
-        if f":{a[0]}:{a[1]}-vs-{b[0]}:{b[1]}:" in f.signature:
-            return (a, b)
-    return ((f.system, f.config),)
+    """The two (system, config) targets a front-end finding compares (its signature's pair)."""
+    return f.signature.pair or ((f.system, f.config),)
 
 
 def _kind(o: Observation) -> str:
@@ -61,10 +60,19 @@ def frontend_differential(program, observations: list[Observation]) -> list[Find
             continue  # errors, crashes and timeouts are eager agreement's to judge
         if (a[0], b[0], ka, kb) in EXPLAINED:
             continue
-        name = f"{a[0]}:{a[1]}-vs-{b[0]}:{b[1]}"
         out.append(Finding(
             ORACLE, "high", b[0], b[1], "outcome",
             f"{a[0]} ({a[1]}) and {b[0]} ({b[1]}) disagree on the outcome: {ka} vs {kb}",
             f"{a[0]}:{a[1]}: {oa.outcome.short()}\n{b[0]}:{b[1]}: {ob.outcome.short()}",
-            ":".join((ORACLE, "outcome", name, f"{ka}-vs-{kb}"))))
+            Signature(ORACLE, "outcome", (a[0], b[0]), b[1], where=(f"{ka}-vs-{kb}",), pair=(a, b))))
     return out
+
+
+def _pair_targets(finding: Finding, universe) -> tuple:
+    return tuple(t for t in universe if t in pair_of(finding))
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "high", "make_fx, export (strict and non-strict) and torch.compile asked the same question "
+    "must reach the same outcome class", lambda c: frontend_differential(c.program, list(c.observations)),
+    kinds=("tensors",), rank=70, targets=_pair_targets))

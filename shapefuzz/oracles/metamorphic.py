@@ -9,6 +9,7 @@ from shapefuzz.findings import Finding
 from shapefuzz.metamorphic import ask_map, echo_of
 from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["metamorphic"]
 
@@ -46,3 +47,9 @@ def _redundant_diff(program, base, e) -> str:
         if a != b and "fallback" not in (how, how_b):
             return f"question {k}: {a} ({how}); after a redundant statically_known_true: {b} ({how_b})"
     return ""
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "medium", "the same questions asked again (fresh env, or after redundant questions) must "
+    "get the same answers", lambda c: metamorphic(c.program, c.obs), kinds=("questions",),
+    per_observation=True, rank=50))

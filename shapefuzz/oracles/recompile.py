@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["ORACLE", "recompile_behaviour"]
 
@@ -54,3 +55,9 @@ def recompile_behaviour(obs: Observation) -> list[Finding]:
             f"call {rec.index} (inputs {shapes}): {getattr(rec, field)}\ncalls: {history}",
             f"{ORACLE}:{kind}:{obs.system}:{obs.config}", rec.index - 1))
     return out
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "critical", "torch.compile over a call sequence: a cached graph runs only where its own "
+    "guards hold, and it recompiles no more than its guards require",
+    lambda c: recompile_behaviour(c.obs), kinds=("tensors",), per_observation=True, rank=30))

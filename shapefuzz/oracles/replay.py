@@ -6,6 +6,7 @@ from __future__ import annotations
 from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import compare_runs, signature
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["replay_agreement"]
 
@@ -27,3 +28,9 @@ def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Findin
                         f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({kind})",
                         f"replay input {i} ({sizes}): {why}", signature(ORACLE, kind, obs, key), i)]
     return []
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "critical", "when the traced artifact's guards accept a new input and no runtime assert "
+    "fires, it must behave as eager on it", lambda c: replay_agreement(c.obs, c.undefined),
+    kinds=("tensors",), per_observation=True, rank=20))

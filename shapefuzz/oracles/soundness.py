@@ -33,6 +33,7 @@ import sympy
 
 from shapefuzz.findings import Finding
 from shapefuzz.oracles.smt import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = [
     "ORACLES",
@@ -522,3 +523,16 @@ def ref_checks(program, trace, settings: SmtSettings = DEFAULT_SETTINGS) -> tupl
     binding.update(zip(env.unbacked, values))
     return text, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings)
                        + hint_sanity(env.guards, binding))
+
+
+def _smt_replay_input(finding: Finding, obs, kind: str) -> tuple:
+    """The counter-model's input (tensor programs) or values (question programs)."""
+    c = obs.smt[finding.replay_index]
+    return (c.replay.inputs if c.replay is not None else None), c.alt_values
+
+
+ORACLE_OBJ = register(Oracle(
+    "z3-soundness", "critical", "every decision taken without a guard must follow from the facts, "
+    "guards and asserts must imply what the trace relied on, and a data-dependent error is raised "
+    "only on what the facts leave open (z3)", lambda c: smt_findings(c.program, c.obs),
+    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES))

@@ -9,6 +9,7 @@ from shapefuzz.findings import Finding
 from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.questions import FALLBACK, QProgram, truth
+from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["truth_agreement"]
 
@@ -97,3 +98,10 @@ def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: i
                    f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
                    signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "", expr=expr),
                    replay)  # the mode only matters when the fallback is wrong (Note [signature])
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "critical", "every answer the ShapeEnv claims (not an undecided fallback) must equal the "
+    "concrete answer for the values the sizes really have, also for other values its guards accept",
+    lambda c: truth_agreement(c.program, c.obs), kinds=("questions",), per_observation=True,
+    rank=40))

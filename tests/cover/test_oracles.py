@@ -78,7 +78,7 @@ def one(findings: list[Finding], oracle: str, kind: str) -> Finding:
     f = findings[0]
     assert f.severity in SEVERITIES
     assert f.summary and "\n" not in f.summary
-    assert f.detail and f.signature
+    assert f.detail and f.key
     return f
 
 
@@ -131,20 +131,20 @@ def test_accepts_invalid_fires():
     obs = traced(reference=ref, artifact=GOOD)
     f = one(check(obs, eager_obs(ref)), "eager-agreement", "accepts-invalid")
     assert f.severity == "critical"
-    assert "RuntimeError" in f.signature and "exceeds" not in f.signature
+    assert "RuntimeError" in f.key and "exceeds" not in f.key
 
 
 def test_error_where_eager_succeeds_fires():
     art = err("IndexError: index 3 is out of bounds", "_decomp/decompositions.py:narrow")
     f = one(check(traced(artifact=art)), "eager-agreement", "error-where-eager-succeeds")
-    assert "IndexError@_decomp/decompositions.py:narrow" in f.signature
-    assert "out of bounds" in f.detail and "out of bounds" not in f.signature
+    assert "IndexError@_decomp/decompositions.py:narrow" in f.key
+    assert "out of bounds" in f.detail and "out of bounds" not in f.key
 
 
 @pytest.mark.parametrize("out_eval,why", [(("[4]", "3"), "tensor"), (("[3]", "7"), "int")])
 def test_symbolic_shape_mismatch_fires(out_eval, why):
     f = one(check(traced(out_exprs=GOOD_EXPRS, out_eval=out_eval)), "eager-agreement", "symbolic-shape")
-    assert f.signature.endswith(why)
+    assert f.key.endswith(why)
     assert ("4" if why == "tensor" else "7") in f.summary
 
 
@@ -169,7 +169,7 @@ def test_trace_error_fires():
     f = one(check(traced(outcome=o, reference=None, artifact=None)), "eager-agreement", "trace-error")
     assert f.severity == "critical"
     assert "Unsupported" in f.summary and "_dynamo/exc.py:unimplemented" in f.detail
-    assert f.signature.endswith("Unsupported:_dynamo/exc.py:unimplemented")
+    assert f.key.endswith("Unsupported:_dynamo/exc.py:unimplemented")
 
 
 @pytest.mark.parametrize("kind", ["crash", "timeout"])
@@ -354,7 +354,7 @@ def test_eager_and_replay_findings_together():
     obs = traced(artifact=ok(tv(0.0, 2.0, 5.0), iv(3)), replays=[replay(REF4, BAD)])
     fs = check(obs)
     assert kinds(fs) == [("eager-agreement", "wrong-value"), ("replay", "wrong-value")]
-    assert fs[0].signature != fs[1].signature
+    assert fs[0].key != fs[1].key
     assert [f.replay_index for f in fs] == [-1, 0]
 
 
@@ -369,7 +369,7 @@ def test_check_all_covers_every_observation():
 # ---- signatures ---------------------------------------------------------------------------------
 def _sig(fs):
     assert len(fs) == 1, fs
-    return fs[0].signature
+    return fs[0].key
 
 
 def test_same_disagreement_in_two_programs_has_the_same_signature():
@@ -464,7 +464,7 @@ def test_signatures_hold_no_paths_addresses_or_messages():
     fs = _hostile_findings()
     assert len(fs) == 9
     for f in fs:
-        s = f.signature
+        s = f.key
         assert not re.search(r"0x[0-9a-fA-F]+", s), s
         assert not re.search(r"(^|[\s:@'\"(])/", s), s  # no absolute POSIX path
         assert not re.search(r"[A-Za-z]:\\", s), s       # no absolute Windows path

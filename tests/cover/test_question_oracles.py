@@ -89,7 +89,7 @@ def test_config_differential_fires_and_blames_the_toggle():
          obs(config="off:cache"), obs("False", "static", config="off:sort")]
     (f,) = config_differential(o)
     assert f.oracle == "config-differential" and "guilty toggle: cache" in f.summary
-    assert f.signature == "config-differential:config-mismatch:ref:cache"
+    assert f.key == "config-differential:config-mismatch:ref:cache"
 
 
 def test_config_differential_fires_on_value_and_guard_count():
@@ -117,7 +117,7 @@ def test_system_differential():
     # ref sharper than torch: a known, documented difference
     assert system_differential([obs(), obs(system="torch-env", kind="dde")]) == []
     (g,) = system_differential([obs(kind="dde"), obs(system="torch-env")])
-    assert g.kind == "outcome" and g.signature.endswith("dde-vs-ok")
+    assert g.kind == "outcome" and g.key.endswith("dde-vs-ok")
 
 
 def test_check_all_routes_question_programs_to_truth():

@@ -38,7 +38,7 @@ def test_each_check_fires(field, kind, severity):
     calls[2] = dataclasses.replace(calls[2], **{field: "planted"})
     fs = recompile_behaviour(compile_obs(calls))
     assert [(f.kind, f.severity, f.replay_index) for f in fs] == [(kind, severity, 1)]
-    assert "planted" in fs[0].detail and fs[0].signature == f"recompile:{kind}:compile:default"
+    assert "planted" in fs[0].detail and fs[0].key == f"recompile:{kind}:compile:default"
 
 
 def test_only_compile_observations():
@@ -58,7 +58,7 @@ def obs_of(system, config, kind):
 def test_frontends_fire_on_a_dde_only_one_front_end_raises():
     fs = frontend_differential(PROGRAM, [obs_of("export", "default", "ok"), obs_of("export", "strict", "dde")])
     assert [f.kind for f in fs] == ["outcome"] and fs[0].severity == "high"
-    assert fs[0].signature == "frontend-differential:outcome:export:default-vs-export:strict:ok-vs-dde"
+    assert fs[0].key == "frontend-differential:outcome:export:default-vs-export:strict:ok-vs-dde"
 
 
 def test_frontends_quiet_when_agreeing_explained_or_not_comparable():

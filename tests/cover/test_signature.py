@@ -92,7 +92,7 @@ def test_size0_positive_bug_has_one_signature_through_every_question(config):
         ev = evaluate(_zero_size_program(*q), (("torch-env", config),), _local)
         wrong = [f for f in ev.findings if f.oracle == "truth"]
         assert wrong, f"torch 2.13 answers {q} right for a size-0 backed symbol under {config}"
-        sigs |= {f.signature for f in wrong}
+        sigs |= {f.key for f in wrong}
     assert sigs == {f"truth:wrong-claim:torch-env:{config}:C"}, sigs
     assert all(known_note(load_known(), s) for s in sigs)  # and it is the known upstream issue
 
@@ -103,7 +103,7 @@ def test_size0_bug_met_only_on_replayed_values_has_the_same_signature(config):
     (which passes every guard) it is wrong: an unsound-guards finding, the same bug."""
     p = QProgram((QInstr("backed", (2,)), QInstr("ask", ("bool", "!=", Ref(0), 0))))
     ev = evaluate(p, (("torch-env", config),), _local)
-    assert [(f.kind, f.signature) for f in ev.findings if f.oracle == "truth"] == [
+    assert [(f.kind, f.key) for f in ev.findings if f.oracle == "truth"] == [
         ("unsound-guards", f"truth:wrong-claim:torch-env:{config}:C")]
 
 
@@ -132,9 +132,9 @@ def test_same_torch_bug_in_another_program_has_the_same_signature():
     prog = json.loads(case.program.dumps())
     prog["inputs"][0]["shape"] = [3, 0]
     other = case.program.from_json(prog)
-    sigs = {f.signature for p in (case.program, other)
+    sigs = {f.key for p in (case.program, other)
             for f in evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings}
-    assert sigs == {case.finding.signature}
+    assert sigs == {case.finding.key}
 
 
 # ---- symbolic-shape mismatches: the wrong part, not the whole output ---------------------------
@@ -165,10 +165,10 @@ def test_squeeze_bug_in_three_programs_has_the_known_signature():
 
     case = load_case(CORPUS / "squeeze-unbacked-meta-make_fx")
     progs = [case.program] + [load_program(p) for p in SQUEEZE_PROGRAMS]
-    sigs = [{f.signature for f in evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings}
+    sigs = [{f.key for f in evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings}
             for p in progs]
-    assert sigs == [{case.finding.signature}] * 3, sigs
-    assert known_note(load_known(), case.finding.signature) is not None
+    assert sigs == [{case.finding.key}] * 3, sigs
+    assert known_note(load_known(), case.finding.key) is not None
 
 
 def test_known_wildcards_match_one_field_and_nothing_else():
@@ -178,3 +178,42 @@ def test_known_wildcards_match_one_field_and_nothing_else():
     assert known_note(known, "eager-agreement:symbolic-shape:export:default:rank+1:tensor") is None
     assert known_note(known, "eager-agreement:symbolic-shape:make_fx:default:rank+2:tensor") is None
     assert known_note({}, "a:b:c") is None and known_note(None, "a:b:c") is None
+
+
+# ---- the value behind the key ------------------------------------------------------------------
+LEGACY_KEYS = [
+    "frontend-differential:outcome:export:default-vs-export:strict:ok-vs-dde",
+    "config-differential:config-mismatch:torch-env:slow:expr-cache",
+    "config-differential:config-mismatch:ref:expr-cache+smart-sort",
+    "eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor",
+    "system-differential:dde:ref+torch-env:default:Eq(U, C)",
+    "not:a:well-formed::key",
+]
+
+
+@pytest.mark.parametrize("key", LEGACY_KEYS)
+def test_a_key_read_back_renders_exactly_and_equals_the_fresh_signature(key):
+    from shapefuzz.findings import Finding
+
+    f = Finding("o", "high", "make_fx", "default", "k", "s", "d", key)
+    assert f.key == key and str(f.signature) == key
+    again = Finding.from_json(f.to_json())
+    assert again == f and again.signature.to_json() == f.signature.to_json()
+    assert Finding.from_json({**f.to_json(), "signature_fields": {"oracle": 3}}).key == key
+
+
+def test_fields_are_read_not_parsed_by_consumers():
+    from shapefuzz.findings import Finding, blame
+    from shapefuzz.oracles.frontends import pair_of
+
+    cfg = Finding("config-differential", "high", "torch-env", "all-slow", "config-mismatch", "s",
+                  "d", "config-differential:config-mismatch:torch-env:slow:expr-cache")
+    assert cfg.signature.config == "slow:expr-cache"  # a config name that holds ':'
+    assert "guilty toggle: slow:expr-cache" in blame(cfg, None)
+    fe = Finding("frontend-differential", "high", "export", "strict", "outcome", "s", "d",
+                 LEGACY_KEYS[0])
+    assert pair_of(fe) == (("export", "default"), ("export", "strict"))
+    fresh = make_signature("eager-agreement", "symbolic-shape", "make_fx", "default", "tensor",
+                           shape="rank+1")
+    assert fresh == Finding("o", "high", "make_fx", "default", "k", "s", "d", LEGACY_KEYS[3]).signature
+    assert fresh.key() == LEGACY_KEYS[3] and len({fresh, Signature.from_key(LEGACY_KEYS[3])}) == 1

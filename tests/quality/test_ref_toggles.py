@@ -41,14 +41,14 @@ def test_unmodified_reference_has_no_finding(kind):
     kind("questions")
     camp = _campaign(10)
     assert camp.stats.programs > 30
-    assert not camp.bugs, [b.finding.signature for b in camp.bugs.values()]
+    assert not camp.bugs, [b.finding.key for b in camp.bugs.values()]
 
 
 def test_unmodified_reference_has_no_finding_on_tensor_programs(kind):
     kind("tensors")
     camp = _campaign(20)
     assert camp.stats.programs > 15
-    assert not camp.bugs, [b.finding.signature for b in camp.bugs.values()]
+    assert not camp.bugs, [b.finding.key for b in camp.bugs.values()]
 
 
 def test_a_bug_planted_in_a_shape_rule_is_found(kind, monkeypatch):
@@ -67,7 +67,7 @@ def test_a_bug_planted_in_a_shape_rule_is_found(kind, monkeypatch):
     monkeypatch.setattr(narrow, "symbolic", bad)
     camp = _campaign(40, ("default",))
     found = [b for b in camp.bugs.values() if b.finding.system == "ref"]
-    assert any(b.finding.kind == "symbolic-shape" for b in found), [b.finding.signature for b in found]
+    assert any(b.finding.kind == "symbolic-shape" for b in found), [b.finding.key for b in found]
     # split, chunk and the narrow_full branch narrow too (multi.split_by, split_with_sizes)
     users = {"narrow", "split", "chunk", "unbind", "branch"}
     assert all(users & set(b.program.op_names()) for b in found), [
@@ -86,6 +86,6 @@ def test_planted_bug_is_found_and_blamed(opt, monkeypatch, kind):
     module, name, bad = plants.PLANTED[opt]
     monkeypatch.setattr(module, name, bad)
     camp = _campaign(25)
-    blamed = {b.finding.signature.rsplit(":", 1)[1] for b in camp.bugs.values()
+    blamed = {b.finding.signature.config for b in camp.bugs.values()
               if b.finding.oracle == "config-differential"}
     assert opt in blamed, f"config differential blamed {blamed} for a bug planted in {opt}"

@@ -143,3 +143,20 @@ def test_kill_9_then_resume(reference_run, tmp_path):
     assert set(saved_before) <= dirs  # every finding saved before the kill is still reported
     for name in saved_before:
         json.loads((out / "findings" / name / "case.json").read_text())  # and still whole
+
+
+# ---- an oracle from a plugin ---------------------------------------------------------------------
+def test_an_oracle_from_a_plugin_module_reports_confirmed_findings(tmp_path, cli_env):
+    """Note [oracle registry]: toy_oracle.py registers one oracle, and nothing else changes."""
+    out = tmp_path / "out"
+    rc, log = finish(fuzz(["--system", "make_fx", "--family", "layout", "--max-ops", "3",
+                           "--plugin", "toy_oracle", "--max-examples", "30", "--budget", "600",
+                           "--workers", "1", "--seed", "3", "--shrink-budget", "10", "--quiet"],
+                          cli_env, out))
+    assert rc == 1, log
+    toy = [f for f in report(out)["findings"] if f["oracle"] == "toy-rank"]
+    assert toy and all(f["confirmed"] for f in toy), report(out)["findings"]
+    repro = Path(toy[0]["case_dir"]) / "repro.py"
+    r = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert r.returncode == 1 and "output ranks" in r.stdout, r.stdout + r.stderr

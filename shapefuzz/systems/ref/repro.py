@@ -30,7 +30,7 @@ def ref_repro_source(case, torch_version: str) -> str:
     f = case.finding
     header = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}; system {f.system}, config '
               f'{_safe(f.config)}; found with torch {_safe(torch_version)}.\nsignature: '
-              f'{_safe(f.signature)}\n{_safe(f.detail)}\n\nA finding about the reference ShapeEnv '
+              f'{_safe(f.key)}\n{_safe(f.detail)}\n\nA finding about the reference ShapeEnv '
               "(or ref against torch): it re-runs the observations the oracle compares, with "
               "shapefuzz (Note [confirming ref findings]).\nExits 1 while the finding reproduces, "
               '0 once it is fixed.\n"""\n')
@@ -42,21 +42,11 @@ def ref_repro_source(case, torch_version: str) -> str:
         "if __name__ == '__main__':\n    sys.exit(replay_ref_finding(CASE))\n"])
 
 
-def _targets(finding) -> list[tuple[str, str]]:
-    from shapefuzz.systems import CONFIGS
-
-    if finding.oracle == "config-differential":
-        return [(finding.system, c) for c in CONFIGS[finding.system]]
-    if finding.oracle == "system-differential":
-        return [("ref", "default"), (finding.system, "default")]
-    return [(finding.system, finding.config)]
-
-
 def replay_ref_finding(case_json: dict) -> int:
     """Run the finding's observations again and its oracles; 1 while its signature reappears."""
     from shapefuzz.corpus import _case_from_json
     from shapefuzz.oracles import check_all
-    from shapefuzz.replay import torch_config_applied
+    from shapefuzz.replay import targets_of, torch_config_applied
     from shapefuzz.workers import Job, run_job
 
     case = _case_from_json(case_json, "<repro>")
@@ -64,7 +54,7 @@ def replay_ref_finding(case_json: dict) -> int:
     print(f"finding: {f.summary}\nsignature: {f.signature}\nprogram:\n{p.pretty()}\n")
     with torch_config_applied(case.torch_config):
         eager = run_job(Job(p.dumps(), "eager", "default", "[]")) if p.kind == "tensors" else None
-        obs = [run_job(Job(p.dumps(), s, c, "[]")) for s, c in _targets(f)]
+        obs = [run_job(Job(p.dumps(), s, c, "[]")) for s, c in targets_of(case)]
     for o in obs if f.oracle != "config-differential" else obs[:0]:
         _show(o)
     hits = [x for x in check_all(p, eager, obs) if x.signature == f.signature]

@@ -1,0 +1,154 @@
+"""The oracle interface: one registered object per oracle (STYLE 1b).
+
+Note [oracle registry]: everything shapefuzz knows about an oracle lives on its `Oracle` object,
+in the oracle's own module: its name, severity, one-line help, which program kinds it checks,
+the check itself (observations -> findings), which (system, config) observations one of its
+findings needs to reproduce (`targets`: shrinking, replay and ref repros ask this), and where the
+input that shows a finding is (`replay_input`). Callers iterate the registry (`check_all`,
+`targets_for_finding`, `help_table`) and never spell an oracle's name, so a new oracle is one
+new module that calls `register(...)`; `--plugin MODULE` registers one from outside the package.
+
+Per-observation oracles (`per_observation=True`) see one observation at a time; the others
+compare all of a program's observations. `check_all` runs them in registration order, the
+per-observation ones interleaved observation by observation, so the order of findings (which a
+campaign's first-finding choice reads) does not depend on how oracles are grouped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from shapefuzz.findings import SEVERITIES, Finding
+from shapefuzz.observation import Observation
+
+__all__ = ["CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
+           "help_table", "own_target", "register", "targets_for_finding"]
+
+Target = tuple[str, str]
+KINDS = ("tensors", "questions")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckInput:
+    """What an oracle's check sees: the program, eager's observation (None for question
+    programs, which carry their own truth), the observation under check (per-observation
+    oracles) and every observation of the program."""
+
+    program: object
+    eager: Observation | None
+    observations: tuple[Observation, ...]
+    obs: Observation | None = None
+    undefined: frozenset[int] = frozenset()  # outputs whose eager value is undefined
+
+
+def own_target(finding: Finding, universe: Sequence[Target]) -> tuple[Target, ...]:
+    """The default `targets`: the one observation the finding is about."""
+    return tuple(t for t in universe if t == (finding.system, finding.config))
+
+
+def _replays_of(finding: Finding, obs: Observation, kind: str):
+    """The default `replay_input`: (replay inputs, alternative values) of the finding's replay
+    index: a replayed input of a tensor program, other values of a question program."""
+    if kind == "questions":
+        return None, obs.qreplays[finding.replay_index].values
+    return obs.replays[finding.replay_index].inputs, None
+
+
+@dataclass(frozen=True, slots=True)
+class Oracle:
+    name: str
+    severity: str  # the most severe of its findings (a finding carries its own)
+    help: str  # one line, the rule a user reads in a repro's docstring
+    check: Callable[[CheckInput], list[Finding]]
+    kinds: tuple[str, ...] = KINDS  # the program kinds it checks
+    per_observation: bool = False
+    targets: Callable[[Finding, Sequence[Target]], tuple[Target, ...]] = own_target
+    replay_input: Callable[[Finding, Observation, str], tuple] = _replays_of
+    #: a plugin oracle's own repro.py source for a case (None: the family repro of its system)
+    repro: Callable[[object], str] | None = field(default=None)
+    #: the `Finding.oracle` names its check emits (default: its own name); the z3 module's one
+    #: check emits four verdicts from one pass over the recorded claims
+    emits: tuple[str, ...] = ()
+    rank: int = 100  # check_all's order (plugins after the built-in oracles), then registration
+
+    def names(self) -> tuple[str, ...]:
+        return self.emits or (self.name,)
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"oracle {self.name!r}: severity {self.severity!r} is not one of "
+                             f"{', '.join(SEVERITIES)}")
+        bad = set(self.kinds) - set(KINDS)
+        if bad:
+            raise ValueError(f"oracle {self.name!r}: unknown program kinds {sorted(bad)}; "
+                             f"known: {', '.join(KINDS)}")
+
+
+_REGISTRY: dict[str, Oracle] = {}
+_BY_FINDING: dict[str, Oracle] = {}  # Finding.oracle -> the oracle that emits it
+
+
+def register(oracle: Oracle) -> Oracle:
+    for name in (oracle.name, *oracle.names()):
+        if name in _BY_FINDING or name in _REGISTRY:
+            raise ValueError(f"oracle name {name!r} is registered twice (by "
+                             f"{(_BY_FINDING.get(name) or _REGISTRY[name]).check.__module__} and "
+                             f"{oracle.check.__module__}); pick another name")
+    _REGISTRY[oracle.name] = oracle
+    _BY_FINDING.update(dict.fromkeys(oracle.names(), oracle))
+    return oracle
+
+
+def all_oracles() -> tuple[Oracle, ...]:
+    """In check_all's order: by rank, then registration (independent of import order)."""
+    order = {name: k for k, name in enumerate(_REGISTRY)}
+    return tuple(sorted(_REGISTRY.values(), key=lambda o: (o.rank, order[o.name])))
+
+
+def get_oracle(name: str) -> Oracle:
+    """The oracle that emits findings named `name` (a Finding.oracle)."""
+    try:
+        return _BY_FINDING[name]
+    except KeyError:
+        raise ValueError(f"unknown oracle {name!r}; known: {', '.join(_BY_FINDING)} (a plugin "
+                         "oracle needs its module passed with --plugin)") from None
+
+
+def finding_names() -> tuple[str, ...]:
+    """Every Finding.oracle name a registered oracle emits."""
+    return tuple(_BY_FINDING)
+
+
+def help_table() -> dict[str, str]:
+    """Finding.oracle name -> the rule it checks, one line."""
+    return {name: o.help for name, o in _BY_FINDING.items()}
+
+
+def targets_for_finding(finding: Finding, universe: Sequence[Target]) -> tuple[Target, ...]:
+    """The observations (out of `universe`) that `finding`'s oracle compares."""
+    return get_oracle(finding.oracle).targets(finding, tuple(universe))
+
+
+def check_all(program, eager: Observation | None, observations: Sequence[Observation]) -> list[Finding]:
+    """Every registered oracle over one program's observations (Note [oracle registry])."""
+    kind = getattr(program, "kind", "tensors")
+    mine = [o for o in all_oracles() if kind in o.kinds]
+    observations = tuple(observations)
+    undefined = _undefined_outputs(program) if kind == "tensors" else frozenset()
+    base = CheckInput(program, eager, observations, None, undefined)
+    out: list[Finding] = []
+    for obs in observations:
+        one = CheckInput(program, eager, observations, obs, undefined)
+        for o in mine:
+            if o.per_observation:
+                out += o.check(one)
+    for o in mine:
+        if not o.per_observation:
+            out += o.check(base)
+    return out
+
+
+def _undefined_outputs(program) -> frozenset[int]:
+    bad = program.undefined_data()
+    return frozenset(k for k, v in enumerate(program.outputs) if v in bad)
