@@ -130,6 +130,12 @@ class Program:
                 raise ProgramError(f"output v{o} is not a defined value (0..{len(types) - 1})")
         return types
 
+    def undefined_outputs(self) -> frozenset[int]:
+        """Positions in `outputs` whose element data is unspecified (undefined_data): only their
+        shapes may be compared with eager's."""
+        bad = self.undefined_data()
+        return frozenset(k for k, v in enumerate(self.outputs) if v in bad)
+
     def undefined_data(self) -> frozenset[int]:
         """Values whose element data is unspecified (torch.empty and what flows from it):
         only their shapes may be compared."""

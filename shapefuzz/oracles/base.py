@@ -135,7 +135,7 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
     kind = getattr(program, "kind", "tensors")
     mine = [o for o in all_oracles() if kind in o.kinds]
     observations = tuple(observations)
-    undefined = _undefined_outputs(program) if kind == "tensors" else frozenset()
+    undefined = program.undefined_outputs() if kind == "tensors" else frozenset()
     base = CheckInput(program, eager, observations, None, undefined)
     out: list[Finding] = []
     for obs in observations:
@@ -148,7 +148,3 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
             out += o.check(base)
     return out
 
-
-def _undefined_outputs(program) -> frozenset[int]:
-    bad = program.undefined_data()
-    return frozenset(k for k, v in enumerate(program.outputs) if v in bad)

@@ -433,7 +433,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
     syms = set().union(*(getattr(e, "free_symbols", set()) for e in facts)) if facts else set()
     final = facts + final_backed_ranges(se, syms | set(binding))
     bounds = _bounds(syms, binding)
-    undefined = frozenset(k for k, v in enumerate(program.outputs) if v in program.undefined_data())
+    undefined = program.undefined_outputs()
 
     def bind(specs):
         return _bind(tr, specs)

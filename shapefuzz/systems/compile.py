@@ -451,9 +451,7 @@ class CompileSystem:
         return _Call("ok", RunResult(True, "", tuple(capture(v) for v in outs)))
 
     def _observation(self, program, config, sequence, calls, rec, facts, t0) -> Observation:
-        from shapefuzz.oracles import _undefined_outputs
-
-        undefined = _undefined_outputs(program)
+        undefined = program.undefined_outputs()
         (first, _), records = calls[0], tuple(r for _, r in calls)
         decisions = tuple(rec.decisions)
         if first.kind in ("dde", "constraint") or (first.kind == "error" and first.at_compile):

@@ -116,12 +116,11 @@ def _with_branch_references(program, obs):
     branches forced to the general arm agrees (compile.reference_for), per run."""
     from dataclasses import replace
 
-    from shapefuzz.oracles import _undefined_outputs
     from shapefuzz.systems.compile import reference_for
 
     if obs.outcome.kind != "ok" or obs.artifact is None:
         return obs
-    und = _undefined_outputs(program)
+    und = program.undefined_outputs()
     replays = tuple(r if r.artifact is None or not r.accepted else
                     replace(r, reference=reference_for(program, r.inputs, r.artifact, und))
                     for r in obs.replays)
