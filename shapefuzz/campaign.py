@@ -46,7 +46,6 @@ from hypothesis.errors import HypothesisException
 from shapefuzz.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.findings import Finding
 from shapefuzz.program import Program
-from shapefuzz.strategies import programs_from, qprograms
 from shapefuzz.strategies.settings import GenSettings
 
 __all__ = [
@@ -231,20 +230,24 @@ class Campaign:
     def example_space(cfg: CampaignSettings) -> dict:
         """What a choice sequence means: the program kinds and generator settings."""
         from shapefuzz.observation import to_jsonable
+
+        return {"kinds": sorted(Campaign._kinds(cfg)), "gen": to_jsonable(cfg.gen)}
+
+    @staticmethod
+    def _kinds(cfg: CampaignSettings) -> list[str]:
+        """The program kinds some target accepts, in KINDS order."""
+        from shapefuzz.kinds import KINDS
         from shapefuzz.systems import accepts
 
-        kinds = sorted({k for s, _ in cfg.targets for k in ("tensors", "questions") if accepts(s, k)})
-        return {"kinds": kinds, "gen": to_jsonable(cfg.gen)}
+        return [k for k in KINDS if any(accepts(s, k) for s, _ in cfg.targets)]
 
     def _strategy(self):
         """Tensor programs, question programs, or both, as the targets accept them."""
         from hypothesis import strategies as st
 
-        from shapefuzz.systems import accepts
+        from shapefuzz.kinds import KINDS
 
-        kinds = {k for s, _ in self.cfg.targets for k in ("tensors", "questions") if accepts(s, k)}
-        strats = ([programs_from(self.cfg.gen)] if "tensors" in kinds else []) + (
-            [qprograms(max_ops=2 * self.cfg.gen.max_ops)] if "questions" in kinds else [])
+        strats = [KINDS[k].strategy(self.cfg.gen) for k in self._kinds(self.cfg)]
         return strats[0] if len(strats) == 1 else st.one_of(*strats)
 
     # ---- generating (Note [parallel rounds]) -------------------------------------------------
@@ -395,8 +398,8 @@ class Campaign:
     def _import_shared(self) -> None:
         import json
 
+        from shapefuzz.kinds import load_program
         from shapefuzz.program import ProgramError
-        from shapefuzz.workers import load_program
 
         db = self.cfg.database
         for value in sorted(db.fetch(SHARED_KEY)):
@@ -466,7 +469,7 @@ class Campaign:
                               "remove campaign-state.json from --out to start afresh") from None
 
     def _restore_unchecked(self, state: dict) -> None:
-        from shapefuzz.workers import load_program
+        from shapefuzz.kinds import load_program
 
         if state.get("kind") != "shapefuzz-campaign-state" or state.get("schema") != STATE_SCHEMA:
             raise ResumeError("campaign-state.json is not a campaign state of this shapefuzz version; "

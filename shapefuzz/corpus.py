@@ -151,13 +151,13 @@ def _case_from_json(obj: Any, where: str) -> Case:
         if not _NAME.fullmatch(f[k]):
             raise CaseError(f"finding.{k} {f[k][:60]!r} is not a name (letters, digits, - _ . : =)")
     finding = Finding.from_json({k: f[k] for k in (*_FINDING_FIELDS, "signature_fields") if k in f})
-    from shapefuzz.workers import load_program
+    from shapefuzz.kinds import kind_of, load_program
 
     program = load_program(obj.get("program"))
     ri = obj.get("replay_inputs")
     replay = None
-    if ri is not None and program.kind == "questions":
-        raise CaseError("a question program has no replay inputs")
+    if ri is not None and not kind_of(program).has_replay_inputs:
+        raise CaseError(f"{kind_of(program).name} programs have no replay inputs")
     if ri is not None:
         if not isinstance(ri, list) or len(ri) != len(program.inputs):
             raise CaseError("replay_inputs must list one input per program input")
@@ -209,7 +209,7 @@ def size_problem(case: Case, max_elements: int) -> str | None:
     """Why replaying `case` could allocate past `max_elements` elements, or None. Generated
     programs stay far below (Note [bounded sizes]); a larger input or integer (an item() value
     or a literal that becomes a size) only comes from a hand-edited or hostile file."""
-    if case.program.kind == "questions":
+    if not hasattr(case.program, "inputs"):
         return None  # no tensors: question programs only ask a ShapeEnv about integers
     inputs = tuple(case.program.inputs) + tuple(case.replay_inputs or ())
     for s in inputs:

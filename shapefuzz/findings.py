@@ -77,7 +77,9 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
         return ""
     if ref.outcome.kind != "ok":
         return f"ref cannot tell ({ref.outcome.short()})"
-    if getattr(program, "kind", "tensors") == "questions":
+    from shapefuzz.kinds import kind_of
+
+    if not kind_of(program).has_eager:  # the program's own truth judges ref (question programs)
         from shapefuzz.oracles.truth import truth_agreement
 
         wrong = [f for f in truth_agreement(program, ref) if f.kind not in ("crash", "timeout")]

@@ -96,6 +96,10 @@ class QProgram:
     def size(self) -> tuple[int, int]:
         return (len(self.instrs), sum(abs(a) for i in self.instrs for a in i.args if isinstance(a, int)))
 
+    def undefined_outputs(self) -> frozenset[int]:
+        """No tensors, so no output whose data is unspecified (Program.undefined_outputs)."""
+        return frozenset()
+
     def to_json(self) -> dict[str, Any]:
         return {"schema": QSCHEMA, "kind": "questions",
                 "instrs": [{"op": i.op, "args": [_arg_to_json(a) for a in i.args]} for i in self.instrs]}

@@ -7,11 +7,13 @@ import json
 from dataclasses import dataclass
 
 from shapefuzz.corpus import Case
+from shapefuzz.kinds import kind_of
 from shapefuzz.observation import to_jsonable
 from shapefuzz.oracles import check_all
 from shapefuzz.workers import Job, run_job
 
-__all__ = ["ReplayResult", "every_target", "replay_case", "targets_of", "torch_config_applied"]
+__all__ = ["ReplayResult", "every_target", "observe_case", "replay_case", "targets_of",
+           "torch_config_applied"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +52,19 @@ def targets_of(case: Case) -> list[tuple[str, str]]:
     return list(targets_for_finding(f, every_target()) or ((f.system, f.config),))
 
 
-def replay_case(case: Case) -> ReplayResult:
+def observe_case(case: Case, with_replay_input: bool = True):
+    """(eager observation or None, the observations its oracle compares), in this process, under
+    the case's torch config; with the case's replay input as the one variant if asked."""
     p = case.program
-    variants = json.dumps([] if case.replay_inputs is None else [to_jsonable(list(case.replay_inputs))])
-    targets = targets_of(case)
+    replay = case.replay_inputs if with_replay_input else None
+    variants = json.dumps([] if replay is None else [to_jsonable(list(replay))])
     with torch_config_applied(case.torch_config):
-        eager = run_job(Job(p.dumps(), "eager", "default", "[]")) if p.kind == "tensors" else None
-        obs = [run_job(Job(p.dumps(), s, c, variants)) for s, c in targets]
-    sigs = tuple(f.key for f in check_all(p, eager, obs))
+        eager = run_job(Job(p.dumps(), "eager", "default", "[]")) if kind_of(p).has_eager else None
+        obs = [run_job(Job(p.dumps(), s, c, variants)) for s, c in targets_of(case)]
+    return eager, obs
+
+
+def replay_case(case: Case) -> ReplayResult:
+    eager, obs = observe_case(case)
+    sigs = tuple(f.key for f in check_all(case.program, eager, obs))
     return ReplayResult(case, case.finding.key in sigs, sigs)

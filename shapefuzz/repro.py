@@ -258,7 +258,7 @@ def repro_source(case: Case, torch_version: str = "") -> str:
     kind = f.kind if f.kind in ("trace-error", "symbolic-shape") else "compare"
     head = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}: {_ORACLE_HELP.get(f.oracle, "")}.\n'
             f"system {f.system}, config {f.config}; found with torch {_safe(torch_version)}.\n"
-            f"signature: {_safe(f.signature)}\n"
+            f"signature: {_safe(f.key)}\n"
             'Exits 1 while the bug is there, 0 once it is fixed.\n"""\n')
     if f.oracle == "frontend-differential":
         from shapefuzz.frontends_repro import frontends_repro_source
@@ -302,7 +302,7 @@ def _question_repro(case: Case, torch_version: str) -> str:
     f = case.finding
     head = (f'"""shapefuzz repro: {_safe(f.summary)}\n\noracle {f.oracle}: {_ORACLE_HELP.get(f.oracle, "")}.\n'
             f'system {f.system}, config '
-            f'{_safe(f.config)}; found with torch {_safe(torch_version)}.\nsignature: {_safe(f.signature)}\n'
+            f'{_safe(f.config)}; found with torch {_safe(torch_version)}.\nsignature: {_safe(f.key)}\n'
             f'{_safe(f.detail)}\nExits 1 while the bug is there, 0 once it is fixed.\n"""')
     config = "".join(f"torch.fx.experimental._config.{k} = {v!r}\n" for k, v in case.torch_config
                      if k.isidentifier() and isinstance(v, (bool, int, float)))

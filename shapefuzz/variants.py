@@ -1,6 +1,9 @@
-"""Fresh inputs around a program's own (oracle 2, replay): other sizes for the dims that may vary,
-0 and 1, and other data (edge item values, empty / single / full masks). Deterministic in the
-program and the seed, so a finding's replay input is reproducible and saved in its case."""
+"""Fresh inputs around a program's own, for both program kinds (Note [program kinds]).
+
+Tensor programs (oracle 2, replay): other sizes for the dims that may vary, 0 and 1, and other
+data (edge item values, empty / single / full masks). Question programs: other hints and
+unbacked values (systems/qreplay.py replays the answers on them). Deterministic in the program
+and the seed, so a finding's replay input is reproducible and saved in its case."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import zlib
 
 from shapefuzz.program import InputSpec, Program
 
-__all__ = ["variants"]
+__all__ = ["question_variants", "variants"]
 
 MAX_NUMEL = 512
 
@@ -66,3 +69,27 @@ def _data(dtype: str, n: int, sizes: list[int], rng: random.Random) -> tuple:
         return tuple(i == k for i in range(n))
     return tuple({"none": lambda: False, "all": lambda: True}.get(kind, lambda: rng.random() < 0.5)()
                  for _ in range(n))
+
+
+def question_variants(program, n: int, seed: int = 0) -> list[tuple[int, ...]]:
+    """Question programs (Note [program kinds]): up to n distinct assignments for the
+    program's backed and unbacked instructions."""
+    leaves = [i for i in program.instrs if i.op in ("backed", "unbacked")]
+    if not leaves:
+        return []
+    rng = random.Random(zlib.crc32(program.dumps().encode()) ^ seed)
+    orig = tuple(int(i.args[0]) for i in leaves)
+    out: list[tuple[int, ...]] = []
+    for _ in range(6 * n):
+        if len(out) >= n:
+            break
+        vals = []
+        for ins, v in zip(leaves, orig):
+            pool = [0, 1, 2, 3, 4, 5, 8, v, v + 1, max(v - 1, 0), 2 * v]
+            if ins.op == "unbacked":
+                pool += [-1, -2, v - 1]
+            vals.append(rng.choice(pool) if rng.random() < 0.7 else v)
+        t = tuple(vals)
+        if t != orig and t not in out:
+            out.append(t)
+    return out

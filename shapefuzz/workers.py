@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
+from shapefuzz.kinds import kind_of, load_program
 from shapefuzz.observation import Observation, Outcome
 
 __all__ = ["Job", "ShapefuzzBug", "WorkerPool", "import_plugins", "load_program", "run_job"]
@@ -70,31 +71,7 @@ def run_job(job: Job) -> Observation:
                 for v in json.loads(job.variants_json)]
     system = get_system(job.system)
     obs = system.observe(program, job.config, variants)
-    if program.kind == "questions" and job.config == "default":
-        obs = _with_echoes(system, program, obs)
-    return obs
-
-
-def _with_echoes(system, program, obs):
-    """Metamorphic runs (shapefuzz.metamorphic): the same program again in a fresh env (with
-    this process's global caches now warm), and with a redundant question before each one."""
-    from dataclasses import replace
-
-    from shapefuzz.metamorphic import echo_of, redundant
-
-    fresh = system.observe(program, "default", [])
-    again = system.observe(redundant(program), "default", [])
-    return replace(obs, echoes=(echo_of("fresh", fresh), echo_of("redundant", again)))
-
-
-def load_program(obj):
-    """A tensor program or a question program, by its "kind"."""
-    from shapefuzz.program import Program
-    from shapefuzz.questions import QProgram
-
-    if isinstance(obj, dict) and obj.get("kind") == "questions":
-        return QProgram.from_json(obj)
-    return Program.from_json(obj)
+    return kind_of(program).extra_runs(system, program, obs)
 
 
 def apply_torch_config(torch_config: tuple[tuple[str, Any], ...]) -> None:

@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from shapefuzz.findings import SEVERITIES, Finding
+from shapefuzz.kinds import KINDS, kind_of
 from shapefuzz.observation import Observation
 
 __all__ = ["CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
            "help_table", "own_target", "register", "targets_for_finding"]
 
 Target = tuple[str, str]
-KINDS = ("tensors", "questions")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,9 +50,9 @@ def own_target(finding: Finding, universe: Sequence[Target]) -> tuple[Target, ..
 def _replays_of(finding: Finding, obs: Observation, kind: str):
     """The default `replay_input`: (replay inputs, alternative values) of the finding's replay
     index: a replayed input of a tensor program, other values of a question program."""
-    if kind == "questions":
-        return None, obs.qreplays[finding.replay_index].values
-    return obs.replays[finding.replay_index].inputs, None
+    if KINDS[kind].has_replay_inputs:
+        return obs.replays[finding.replay_index].inputs, None
+    return None, obs.qreplays[finding.replay_index].values
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ class Oracle:
     severity: str  # the most severe of its findings (a finding carries its own)
     help: str  # one line, the rule a user reads in a repro's docstring
     check: Callable[[CheckInput], list[Finding]]
-    kinds: tuple[str, ...] = KINDS  # the program kinds it checks
+    kinds: tuple[str, ...] = tuple(KINDS)  # the program kinds it checks
     per_observation: bool = False
     targets: Callable[[Finding, Sequence[Target]], tuple[Target, ...]] = own_target
     replay_input: Callable[[Finding, Observation, str], tuple] = _replays_of
@@ -132,10 +132,10 @@ def targets_for_finding(finding: Finding, universe: Sequence[Target]) -> tuple[T
 
 def check_all(program, eager: Observation | None, observations: Sequence[Observation]) -> list[Finding]:
     """Every registered oracle over one program's observations (Note [oracle registry])."""
-    kind = getattr(program, "kind", "tensors")
+    kind = kind_of(program).name
     mine = [o for o in all_oracles() if kind in o.kinds]
     observations = tuple(observations)
-    undefined = program.undefined_outputs() if kind == "tensors" else frozenset()
+    undefined = program.undefined_outputs()
     base = CheckInput(program, eager, observations, None, undefined)
     out: list[Finding] = []
     for obs in observations:

@@ -10,13 +10,12 @@ assignment under which a claim is false."""
 
 from __future__ import annotations
 
-import random
-import zlib
 from dataclasses import dataclass
 
 import sympy
 
 from shapefuzz.questions import QProgram
+from shapefuzz.variants import question_variants as qvariants
 
 __all__ = ["QReplay", "qvariants", "replay_questions", "with_values"]
 
@@ -27,29 +26,6 @@ class QReplay:
     accepted: bool  # every guard and deferred assert holds under these values
     out_eval: tuple[str, ...]  # each value's expression under the new binding ("" if unknown)
     why: str = ""
-
-
-def qvariants(program: QProgram, n: int, seed: int = 0) -> list[tuple[int, ...]]:
-    """Up to n distinct assignments for the program's backed and unbacked instructions."""
-    leaves = [i for i in program.instrs if i.op in ("backed", "unbacked")]
-    if not leaves:
-        return []
-    rng = random.Random(zlib.crc32(program.dumps().encode()) ^ seed)
-    orig = tuple(int(i.args[0]) for i in leaves)
-    out: list[tuple[int, ...]] = []
-    for _ in range(6 * n):
-        if len(out) >= n:
-            break
-        vals = []
-        for ins, v in zip(leaves, orig):
-            pool = [0, 1, 2, 3, 4, 5, 8, v, v + 1, max(v - 1, 0), 2 * v]
-            if ins.op == "unbacked":
-                pool += [-1, -2, v - 1]
-            vals.append(rng.choice(pool) if rng.random() < 0.7 else v)
-        t = tuple(vals)
-        if t != orig and t not in out:
-            out.append(t)
-    return out
 
 
 def with_values(program: QProgram, values: tuple[int, ...]) -> QProgram:

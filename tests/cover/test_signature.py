@@ -161,7 +161,7 @@ SQUEEZE_PROGRAMS = [  # found by the seed-1 and seed-2 campaigns (torch 2.13, ma
 
 def test_squeeze_bug_in_three_programs_has_the_known_signature():
     from shapefuzz.corpus import load_case
-    from shapefuzz.workers import load_program
+    from shapefuzz.kinds import load_program
 
     case = load_case(CORPUS / "squeeze-unbacked-meta-make_fx")
     progs = [case.program] + [load_program(p) for p in SQUEEZE_PROGRAMS]

@@ -46,15 +46,12 @@ def replay_ref_finding(case_json: dict) -> int:
     """Run the finding's observations again and its oracles; 1 while its signature reappears."""
     from shapefuzz.corpus import _case_from_json
     from shapefuzz.oracles import check_all
-    from shapefuzz.replay import targets_of, torch_config_applied
-    from shapefuzz.workers import Job, run_job
+    from shapefuzz.replay import observe_case
 
     case = _case_from_json(case_json, "<repro>")
     f, p = case.finding, case.program
     print(f"finding: {f.summary}\nsignature: {f.signature}\nprogram:\n{p.pretty()}\n")
-    with torch_config_applied(case.torch_config):
-        eager = run_job(Job(p.dumps(), "eager", "default", "[]")) if p.kind == "tensors" else None
-        obs = [run_job(Job(p.dumps(), s, c, "[]")) for s, c in targets_of(case)]
+    eager, obs = observe_case(case, with_replay_input=False)
     for o in obs if f.oracle != "config-differential" else obs[:0]:
         _show(o)
     hits = [x for x in check_all(p, eager, obs) if x.signature == f.signature]

@@ -1,0 +1,114 @@
+"""Program kinds behind one protocol: tensor programs (shapefuzz.program) and question programs
+(shapefuzz.questions).
+
+Note [program kinds]: a kind says how its programs are read and written, generated, judged
+(tensor programs by an eager run, question programs by the truth they carry, Note [question
+truth]), varied (fresh inputs for the replay oracles), and which extra observations a run adds.
+Code outside this module asks the program's kind (`kind_of`) instead of testing its name, so
+a third kind is one more `ProgramKind` here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["KINDS", "ProgramKind", "kind_of", "load_program"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProgramKind:
+    name: str
+    #: eager runs the program first and is the ground truth (else the program carries its own)
+    has_eager: bool
+    load: Callable[[Any], Any]  # JSON object -> program (ProgramError on bad input)
+    strategy: Callable[[Any], Any]  # GenSettings -> a Hypothesis strategy of programs
+    variants_json: Callable[[Any, int, int], str]  # (program, n, seed) -> a Job's variants
+    valid: Callable[[Any, Any], bool]  # (program, eager observation) -> the program is valid
+    #: (system, program, observation) -> the observation with this kind's extra runs
+    extra_runs: Callable[[Any, Any, Any], Any] = lambda system, program, obs: obs
+    has_replay_inputs: bool = True  # a case may hold an input to replay (tensor programs)
+
+
+def kind_of(program: Any) -> ProgramKind:
+    return KINDS[getattr(program, "kind", "tensors")]
+
+
+def load_program(obj: Any):
+    """A tensor program or a question program, by its "kind" (tensor programs have none)."""
+    name = obj.get("kind", "tensors") if isinstance(obj, dict) else "tensors"
+    return KINDS.get(name, KINDS["tensors"]).load(obj)
+
+
+# ---- tensor programs ---------------------------------------------------------------------------
+def _tensor_load(obj):
+    from shapefuzz.program import Program
+
+    return Program.from_json(obj)
+
+
+def _tensor_strategy(gen):
+    from shapefuzz.strategies import programs_from
+
+    return programs_from(gen)
+
+
+def _tensor_variants(program, n: int, seed: int) -> str:
+    import json
+
+    from shapefuzz.variants import variants
+
+    return json.dumps([[{"name": s.name, "dtype": s.dtype, "shape": list(s.shape),
+                         "dims": list(s.dims), "data": list(s.data)} for s in v]
+                       for v in variants(program, n, seed)])
+
+
+def _eager_ok(program, eager) -> bool:
+    return eager is not None and eager.outcome.kind == "ok"
+
+
+# ---- question programs -------------------------------------------------------------------------
+def _question_load(obj):
+    from shapefuzz.questions import QProgram
+
+    return QProgram.from_json(obj)
+
+
+def _question_strategy(gen):
+    from shapefuzz.strategies import qprograms
+
+    return qprograms(max_ops=2 * gen.max_ops)
+
+
+def _no_variants(program, n: int, seed: int) -> str:
+    return "[]"  # a question system draws its own other values (variants.question_variants)
+
+
+def _truth_holds(program, eager) -> bool:
+    from shapefuzz.questions import truth
+
+    return truth(program).failed_check is None
+
+
+def _with_echoes(system, program, obs):
+    """Metamorphic runs (shapefuzz.metamorphic), under the default config only: the same program
+    again in a fresh env (with this process's global caches now warm), and with a redundant
+    question before each one."""
+    if obs.config != "default":
+        return obs
+    from dataclasses import replace
+
+    from shapefuzz.metamorphic import echo_of, redundant
+
+    fresh = system.observe(program, "default", [])
+    again = system.observe(redundant(program), "default", [])
+    return replace(obs, echoes=(echo_of("fresh", fresh), echo_of("redundant", again)))
+
+
+KINDS: dict[str, ProgramKind] = {
+    "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_strategy, _tensor_variants,
+                           _eager_ok),
+    "questions": ProgramKind("questions", False, _question_load, _question_strategy, _no_variants,
+                             _truth_holds, _with_echoes, has_replay_inputs=False),
+}
