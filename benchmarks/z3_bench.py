@@ -64,7 +64,7 @@ def collect(n_tensor: int, n_questions: int, seed: int) -> tuple[list, dict]:
 
 
 def replay(queries: list, warm: bool) -> tuple[list[float], Counter]:
-    from shapefuzz.oracles.smt import Compiled, prove
+    from shapefuzz.prover import Compiled, prove
 
     shared = Compiled()
     times, verdicts = [], Counter()

@@ -32,8 +32,8 @@ from typing import Any
 import sympy
 
 from shapefuzz.findings import Finding
-from shapefuzz.oracles.smt import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.prover import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
 
 __all__ = [
     "ORACLES",
@@ -384,7 +384,7 @@ def torch_env_checks(run, program, outcome, settings: SmtSettings = DEFAULT_SETT
             if vr is not None and vr.upper.is_Integer:
                 final.append(sympy.Le(sym, int(vr.upper)))
     if outcome.kind == "dde":
-        from shapefuzz.oracles.smt import parse
+        from shapefuzz.prover import parse
 
         c = dde_check(parse(unhinted(outcome)), final, settings)
         return (c,) if c is not None else ()
