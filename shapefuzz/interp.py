@@ -1,5 +1,11 @@
 """The interpreter: runs a Program with torch. The same function is what eager executes and what
-every tracing system traces (Note [one interpreter])."""
+every tracing system traces (Note [one interpreter]).
+
+Note [one interpreter]: eager (the reference of every oracle), make_fx and export all execute
+`program_fn(program)`; torch.compile traces codegen's source of the same program (Dynamo needs
+source), which tests/cover/test_codegen.py holds equal to this interpreter op by op. So eager and a traced
+artifact never differ by how shapefuzz wrote the program down: a difference between them is the
+shape system's."""
 
 from __future__ import annotations
 

@@ -2,7 +2,16 @@
 never raises for a failure of the program under test (Note [three kinds of failure]).
 
 Systems are imported lazily by name, inside worker processes, so the campaign process never
-runs torch code of a program under test."""
+runs torch code of a program under test.
+
+Note [three kinds of failure] (STYLE 4), never mixed:
+- an invalid candidate (eager rejects the program, a question program breaks its own checks, a
+  branch breaks the guard_or_* contract): generation drops it quietly, it is no finding;
+- a failure of the program under test inside torch (an exception, a DDE, a crash, a hang): a
+  system returns it as the Observation's outcome, and oracles judge it;
+- a bug in shapefuzz itself: it raises, loudly, with the input attached (a worker answers
+  "bug" and the pool raises ShapefuzzBug with the job; a job that leaves torch changed is
+  reported the same way, Note [state guard] in workers.py)."""
 
 from __future__ import annotations
 
