@@ -12,8 +12,18 @@ from typing import Any
 
 from shapefuzz.program import InputSpec
 
-__all__ = ["Outcome", "Decision", "Value", "RunResult", "ReplayRecord", "Observation", "OUTCOMES",
-           "to_jsonable"]
+__all__ = [
+    "OUTCOMES",
+    "Decision",
+    "Observation",
+    "Outcome",
+    "ReplayRecord",
+    "RunResult",
+    "SmtCheck",
+    "Value",
+    "compare_runs",
+    "to_jsonable",
+]
 
 #: ok; dde (data-dependent error); constraint (export refused to specialize a Dim the user
 #: declared dynamic: by design); error; crash; timeout.
@@ -95,6 +105,48 @@ class ReplayRecord:
     artifact: RunResult | None  # None when the guards rejected the input
 
 
+def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
+    """(kind, key, explanation) when the artifact disagrees with the reference, else None.
+    `key` is the stable part of the signature (exception type and torch frame, or output kind).
+    Here, below systems and oracles, because both compare runs: eager agreement and replay
+    (oracles), and a system confirming a z3 counter-model or choosing a compiled call's
+    reference (Note [counterexample replay], Note [branch contract])."""
+    if ref.ok and not art.ok:
+        etype = art.error.split(":", 1)[0]
+        return "error-where-eager-succeeds", f"{etype}@{art.frame}", f"eager succeeded; traced raised {art.error}"
+    if not ref.ok and art.ok:
+        etype = ref.error.split(":", 1)[0]
+        return "accepts-invalid", etype, f"eager raised {ref.error}; traced returned normally"
+    if not ref.ok:
+        return None
+    if len(ref.values) != len(art.values):
+        return "wrong-arity", "", f"eager returned {len(ref.values)} values, traced {len(art.values)}"
+    for k, (a, b) in enumerate(zip(ref.values, art.values)):
+        if not a.same_as(b, compare_data=False):
+            return "wrong-shape", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+        if k not in undefined and not a.same_as(b):
+            return "wrong-value", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SmtCheck:
+    """One z3 verdict a system recorded on its own decisions (shapefuzz.systems.claims); the
+    soundness oracle (shapefuzz.oracles.soundness) turns the confirmed ones into findings."""
+
+    oracle: str  # static-soundness | guard-soundness | spurious-dde | hint-sanity
+    decision: int  # index into Observation.decisions (-1: the DDE, or a guard)
+    claim: str
+    status: str  # unsat | sat | unknown | timeout | premature (| deserved: a DDE sat both ways)
+    reason: str = ""
+    model: tuple[tuple[str, int], ...] = ()
+    replay: Any = None  # tensor programs: the ReplayRecord of the model's input
+    alt_values: tuple[int, ...] | None = None  # question programs: the model as leaf values
+    confirmed: bool = False
+    why: str = ""  # how the replay confirmed it (or why not)
+    elapsed_ms: float = 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class Observation:
     system: str
@@ -116,9 +168,9 @@ class Observation:
     echoes: tuple = ()  # question programs: shapefuzz.metamorphic.Echo of each variant run
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
-    #: with index >= at (Note [axioms] in shapefuzz.oracles.soundness)
+    #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()
-    smt: tuple = ()  # shapefuzz.oracles.soundness.SmtCheck: z3 verdicts on the decisions
+    smt: tuple[SmtCheck, ...] = ()  # z3 verdicts on the decisions
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
 

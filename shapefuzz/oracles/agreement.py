@@ -7,11 +7,11 @@ The reference is eager with the trace's fallback branches forced (Note [branch c
 from __future__ import annotations
 
 from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation, RunResult
-from shapefuzz.signature import Signature, mismatch_shape
+from shapefuzz.observation import Observation, RunResult, compare_runs
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.signature import Signature, mismatch_shape
 
-__all__ = ["eager_agreement", "compare_runs", "signature"]
+__all__ = ["eager_agreement", "is_assert_rejection", "signature"]
 
 ORACLE = "eager-agreement"
 
@@ -25,27 +25,6 @@ def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str =
 
     return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
                           expr=expr, shape=shape)
-
-
-def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
-    """(kind, key, explanation) when the artifact disagrees with the reference, else None.
-    `key` is the stable part of the signature (exception type and torch frame, or output kind)."""
-    if ref.ok and not art.ok:
-        etype = art.error.split(":", 1)[0]
-        return "error-where-eager-succeeds", f"{etype}@{art.frame}", f"eager succeeded; traced raised {art.error}"
-    if not ref.ok and art.ok:
-        etype = ref.error.split(":", 1)[0]
-        return "accepts-invalid", etype, f"eager raised {ref.error}; traced returned normally"
-    if not ref.ok:
-        return None
-    if len(ref.values) != len(art.values):
-        return "wrong-arity", "", f"eager returned {len(ref.values)} values, traced {len(art.values)}"
-    for k, (a, b) in enumerate(zip(ref.values, art.values)):
-        if not a.same_as(b, compare_data=False):
-            return "wrong-shape", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
-        if k not in undefined and not a.same_as(b):
-            return "wrong-value", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
-    return None
 
 
 def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[int]) -> list[Finding]:

@@ -4,8 +4,8 @@ and no runtime assert fires, it must agree with eager's reference semantics on t
 from __future__ import annotations
 
 from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation
-from shapefuzz.oracles.agreement import compare_runs, signature
+from shapefuzz.observation import Observation, compare_runs
+from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 
 __all__ = ["replay_agreement"]

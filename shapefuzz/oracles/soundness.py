@@ -26,12 +26,13 @@ Unknown and timeout are verdicts, counted in the report, never findings and neve
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import sympy
 
 from shapefuzz.findings import Finding
+from shapefuzz.observation import SmtCheck
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.prover import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
 
@@ -51,21 +52,6 @@ ORACLES = ("static-soundness", "guard-soundness", "spurious-dde", "hint-sanity")
 #: bounds on counter-models, so that a model is an input a replay can build
 MAX_SIZE = 24
 MAX_ABS_VALUE = 64
-
-
-@dataclass(frozen=True, slots=True)
-class SmtCheck:
-    oracle: str  # one of ORACLES
-    decision: int  # index into Observation.decisions (-1: the DDE, or a guard)
-    claim: str
-    status: str  # unsat | sat | unknown | timeout | premature
-    reason: str = ""
-    model: tuple[tuple[str, int], ...] = ()
-    replay: Any = None  # tensor programs: the ReplayRecord of the model's input
-    alt_values: tuple[int, ...] | None = None  # question programs: the model as leaf values
-    confirmed: bool = False
-    why: str = ""  # how the replay confirmed it (or why not)
-    elapsed_ms: float = 0.0
 
 
 def claim_of(expr: Any, answer: Any) -> sympy.Basic | None:
@@ -439,7 +425,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
         return _bind(tr, specs)
 
     def realize(k, claim, model):
-        from shapefuzz.oracles.agreement import compare_runs
+        from shapefuzz.observation import compare_runs
 
         specs, note = model_inputs(program, tr.fakes, bind, model)
         if specs is None:

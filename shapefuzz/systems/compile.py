@@ -35,7 +35,7 @@ from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from shapefuzz import interp
 from shapefuzz.codegen import HEADER, function_source
-from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult
+from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult, compare_runs
 from shapefuzz.program import InputSpec, Program
 from shapefuzz.systems.common import (
     DecisionRecorder,
@@ -333,7 +333,6 @@ def reference_for(program: Program, specs, result: RunResult, undefined: frozens
     """Eager, with some guard_or_* branches sent to their general arm when that is what the
     compiled call computed: which arm Dynamo took is not observable from outside, so every
     subset (at most 16) is tried and the first that agrees is the reference."""
-    from shapefuzz.oracles.agreement import compare_runs
     from shapefuzz.systems.common import reference_run
 
     ref = reference_run(program, specs, frozenset())
