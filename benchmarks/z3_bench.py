@@ -1,6 +1,6 @@
 """z3 check latency over real queries (DESIGN.md budget: median <= 5 ms, p99 <= 200 ms).
 
-Collects every query the z3 oracles (shapefuzz.oracles.soundness) ask while observing generated
+Collects every query the z3 checks (shapefuzz.systems.claims) ask while observing generated
 programs (tensor programs on make_fx, question programs on torch-env), then replays each query
 alone, twice: `cold` (a fresh translation, as the first time a claim is seen) and `warm` (the
 translations shared, as within one observation). Reports p50 / p90 / p99 / max, the share of
@@ -22,10 +22,11 @@ from collections import Counter
 def collect(n_tensor: int, n_questions: int, seed: int) -> tuple[list, dict]:
     from hypothesis import HealthCheck, given, settings
     from hypothesis import seed as hseed
+
+    import shapefuzz.systems.claims as snd
+    from shapefuzz.prover import DEFAULT_SETTINGS
     from shapefuzz.strategies import programs_from, qprograms
     from shapefuzz.strategies.settings import GenSettings
-
-    import shapefuzz.oracles.soundness as snd
     from shapefuzz.systems.make_fx import MakeFxSystem
     from shapefuzz.systems.torch_env import TorchEnvSystem
     from shapefuzz.variants import variants
@@ -33,7 +34,7 @@ def collect(n_tensor: int, n_questions: int, seed: int) -> tuple[list, dict]:
     queries: list = []
     orig = snd.prove
 
-    def recording(facts, claim, settings=snd.SmtSettings(), compiled=None):
+    def recording(facts, claim, settings=DEFAULT_SETTINGS, compiled=None):
         queries.append((tuple(facts), claim))
         return orig(facts, claim, settings, compiled)
 

@@ -143,7 +143,7 @@ class DecisionRecorder:
     def __init__(self) -> None:
         self._raw: list[tuple] = []  # (expr, result, how): printing sympy is slow, so later
         self._depth = 0
-        # Note [axioms] (shapefuzz.oracles.soundness): (at, kind, sympy expr), known to
+        # Note [axioms] (shapefuzz.systems.claims): (at, kind, sympy expr), known to
         # decisions >= at; guards, asserts and checked conditions as they are learned
         self._axioms: list[tuple] = []
         self._asserts_seen: set = set()

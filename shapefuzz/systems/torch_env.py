@@ -22,6 +22,7 @@ cannot decide raises GuardOnDataDependentSymNode: the outcome is `dde` and the r
 from __future__ import annotations
 
 import operator
+import re
 import time
 from dataclasses import replace
 from typing import Any
@@ -37,15 +38,16 @@ from torch.fx.experimental.symbolic_shapes import (
     guard_or_true,
     statically_known_true,
 )
+from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-from shapefuzz.observation import Decision, Observation, Outcome
+from shapefuzz.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.program import Ref
-from shapefuzz.oracles.soundness import torch_env_checks
+from shapefuzz.prover import DEFAULT_SETTINGS, SmtSettings, parse
 from shapefuzz.questions import COMPARE, FALLBACK, QInstr, QProgram
+from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity, question_checks
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts
 from shapefuzz.systems.qreplay import qvariants, replay_questions
 from shapefuzz.systems.torch_toggles import applied
-from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 __all__ = ["ASKERS", "BINOPS", "TorchEnvSystem"]
 
@@ -78,7 +80,7 @@ class TorchEnvSystem:
             outcome = run.execute(program)
             obs = run.observation(self.name, config, outcome)
             obs = replace(obs, axioms=tuple((at, k, str(e)) for at, k, e in run.axioms),
-                          smt=torch_env_checks(run, program, outcome))
+                          smt=run.checks(program, outcome))
             if outcome.kind == "ok":
                 obs = replace(obs, qreplays=run.replays(program))
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
@@ -94,7 +96,7 @@ class _Run:
         self.values: list[Any] = []
         self.binding: dict[sympy.Symbol, sympy.Integer] = {}
         self.raw: list[tuple[Any, bool, str]] = []  # (expr, answer, how): printed at the end
-        self.axioms: list[tuple[int, str, Any]] = []  # Note [axioms] (oracles.soundness)
+        self.axioms: list[tuple[int, str, Any]] = []  # Note [axioms] (systems.claims)
         self._asserts_seen: set = set()
 
     def execute(self, program: QProgram) -> Outcome:
@@ -184,6 +186,23 @@ class _Run:
             return False
         return r is not None and bool(r) == answer
 
+    def checks(self, program: QProgram, outcome: Outcome,
+               settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[SmtCheck, ...]:
+        """z3 verdicts on this run (shapefuzz.systems.claims): its answers against the axioms it
+        recorded (Note [axioms]), plus the final backed ranges produce_guards checks."""
+        se = self.se
+        final = [e for _, _, e in self.axioms] + final_backed_ranges(se, self.binding)
+        if outcome.kind == "dde":
+            c = dde_check(parse(unhinted(outcome)), final, settings)
+            return (c,) if c is not None else ()
+        if outcome.kind != "ok":
+            return ()
+        leaves = [v for ins, v in zip(program.instrs, _defined(program, self.values))
+                  if ins.op in ("backed", "unbacked")]
+        leaf_exprs = [v.node.expr if hasattr(v, "node") else sympy.Integer(int(v)) for v in leaves]
+        return tuple(question_checks(program, self.raw, self.axioms, final, leaf_exprs, self.binding,
+                                     settings) + hint_sanity([g.expr for g in se.guards], self.binding))
+
     def replays(self, program: QProgram):
         """Guards (with the ranges produce_guards would check for backed symbols) and deferred
         asserts, evaluated under other values (shapefuzz.systems.qreplay)."""
@@ -225,6 +244,13 @@ def _evaluate(v: Any, binding: dict[sympy.Symbol, sympy.Integer]) -> str:
             return ""
         return str(int(r)) if r.is_Integer else ""
     return str(v) if isinstance(v, int) else ""
+
+
+def unhinted(outcome: Outcome) -> str:
+    """torch prints a DDE's expression with backed hints substituted; the symbolic form (the
+    one a proof must decide) follows "unhinted:" in its message."""
+    m = re.search(r"\(unhinted: (.*?)\)\.  \(Size-like", outcome.message)
+    return m.group(1) if m else outcome.expr
 
 
 def _expr(v: Any) -> Any:

@@ -1,5 +1,7 @@
 """What make_fx and export share once they hold a graph: running it while recording the value
-of every unbacked symbol, and replaying it on fresh inputs against the reference semantics."""
+of every unbacked symbol, replaying it on fresh inputs against the reference semantics, and the
+z3 checks of what the trace decided, each counter-model replayed through the graph
+(shapefuzz.systems.claims, Note [counterexample replay])."""
 
 from __future__ import annotations
 
@@ -10,17 +12,35 @@ from typing import Any
 
 import sympy
 import torch
+import torch.fx.experimental._config as fxx
 from torch.fx.experimental import symbolic_shapes as ss
 
 from shapefuzz import interp
-from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult
-from shapefuzz.oracles.soundness import tensor_checks, tensor_dde
+from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult, compare_runs
 from shapefuzz.program import InputSpec, Program
-from shapefuzz.systems.common import (DecisionRecorder, capture, classify, eval_exprs, expr_str,
-                                      reference_run, run_safely, shape_env_facts, first_line,
-                                      torch_frame)
+from shapefuzz.prover import DEFAULT_SETTINGS, SmtSettings
+from shapefuzz.systems.claims import (
+    check_claims,
+    dde_check,
+    final_backed_ranges,
+    hint_sanity,
+    replay_bounds,
+)
+from shapefuzz.systems.common import (
+    DecisionRecorder,
+    capture,
+    classify,
+    eval_exprs,
+    expr_str,
+    first_line,
+    reference_run,
+    run_safely,
+    shape_env_facts,
+    torch_frame,
+)
+from shapefuzz.systems.counterexample import input_axioms, model_inputs, size_axioms
 
-__all__ = ["BindingRecorder", "Trace", "observe_trace", "branch_recorder"]
+__all__ = ["BindingRecorder", "Trace", "branch_recorder", "observe_trace", "tensor_checks", "tensor_dde"]
 
 
 class BindingRecorder(torch.fx.Interpreter):
@@ -102,7 +122,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     binding = {**input_binding(tr.fakes, real), **binder.binding}
     facts = shape_env_facts(tr.se)
     replays = tuple(_replay(tr, program, forced, v) for v in variants)
-    # oracles 3 and 4: z3 over the decisions, counter-models replayed (oracles.soundness)
+    # oracles 3 and 4: z3 over the decisions, counter-models replayed (systems.claims)
     axioms, smt = tensor_checks(program, rec, tr, binding, lambda v: _replay(tr, program, forced, v))
     return Observation(
         system, config, Outcome("ok"), tuple(rec.decisions), facts["guards"], facts["asserts"],
@@ -138,3 +158,69 @@ def _replay(tr: Trace, program: Program, forced, specs: tuple[InputSpec, ...]) -
 def _is_rejection(e: Exception) -> bool:
     s = str(e)
     return s.startswith("Runtime assertion failed") or s.startswith("Guard failed")
+
+
+# ---- z3 over the trace's decisions (shapefuzz.systems.claims) ----------------------------------
+def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings = DEFAULT_SETTINGS
+                  ) -> tuple[tuple, tuple]:
+    """(axioms as text, z3 checks) for a successful trace. `rec` is the DecisionRecorder, `tr`
+    the Trace, `replay(specs) -> ReplayRecord` runs eager and the artifact on an input."""
+    se = tr.se
+    gm = getattr(tr.gm, "graph", None) and tr.gm
+    axioms = (input_axioms(program, tr.fakes, bool(fxx.backed_size_oblivious),
+                           bool(getattr(se, "specialize_zero_one", True)))
+              + (size_axioms(gm) if gm is not None else []) + rec.axioms_of(se))
+    facts = [e for _, _, e in axioms]
+    syms = set().union(*(getattr(e, "free_symbols", set()) for e in facts)) if facts else set()
+    final = facts + final_backed_ranges(se, syms | set(binding))
+    bounds = replay_bounds(syms, binding)
+    undefined = program.undefined_outputs()
+
+    def bind(specs):
+        return _bind(tr, specs)
+
+    def realize(k, claim, model):
+        specs, note = model_inputs(program, tr.fakes, bind, model)
+        if specs is None:
+            return False, note, None, None
+        r = replay(specs)
+        if not r.accepted or r.artifact is None:
+            return False, f"{note}; the artifact rejects the input ({r.artifact.error if r.artifact else ''})", r, None
+        diff = compare_runs(r.reference, r.artifact, undefined)
+        if diff is None:
+            return False, f"{note}; eager and the artifact agree on it", r, None
+        return True, f"{note}; {diff[0]}: {diff[2]}", r, None
+
+    # decisions of another ShapeEnv (tracing a torch.cond branch...) are over other symbols
+    foreign = {k for k, env in enumerate(rec.envs) if env != id(se)}
+    checks = check_claims(rec.raw, axioms, final, rec.unchecked | foreign, bounds, settings, realize)
+    checks += hint_sanity([g.expr for g in se.guards], binding)
+    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    return text, tuple(checks)
+
+
+def tensor_dde(program, rec, exc, fakes=(), settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
+    """(axioms, spurious-DDE check) when tracing stopped at a data-dependent error."""
+    se = getattr(exc, "shape_env", None)
+    axioms = input_axioms(program, list(fakes)) + [
+        (at, kind, e) for at, kind, e, env in rec._axioms
+        if se is None or env in (id(se), None)]
+    cond = getattr(exc, "cond", None)
+    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    if cond is None:
+        return text, ()
+    c = dde_check(cond, [e for _, _, e in axioms], settings)
+    return text, ((c,) if c is not None else ())
+
+
+def _bind(tr, specs) -> dict[str, int]:
+    """Run the traced graph on inputs, reading off every symbol's value (as far as it gets)."""
+    real = interp.make_inputs(specs)
+    b = BindingRecorder(tr.gm, tr.se)
+    try:
+        b.run(*real)
+    except Exception:  # an assert or kernel error: keep what was bound so far
+        pass
+    out = {str(k): int(v) for k, v in input_binding(tr.fakes, real).items()}
+    out.update({str(k): int(v) for k, v in b.binding.items()})
+    return out

@@ -1,7 +1,8 @@
-"""The z3 oracles (shapefuzz.oracles.soundness): they fire on planted unsound decisions (a static
-answer that does not follow, a dropped guard, a wrong range), with a confirming replay (concrete
-values for question programs, eager vs the traced artifact for tensor programs), and stay quiet
-on unmodified torch."""
+"""The z3 checks a system makes of its own claims (shapefuzz.systems.claims) and the oracle that
+reports what they recorded (shapefuzz.oracles.soundness): they fire on planted unsound decisions
+(a static answer that does not follow, a dropped guard, a wrong range), with a confirming replay
+(concrete values for question programs, eager vs the traced artifact for tensor programs), and
+stay quiet on unmodified torch."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ import contextlib
 import sympy
 from _helpers import I, inp, prog
 from hypothesis import given, settings
-from shapefuzz.strategies import qprograms
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._sympy.value_ranges import ValueRanges
 
-from shapefuzz.observation import Decision, Observation, Outcome
+from shapefuzz.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.oracles import check_all
-from shapefuzz.oracles.soundness import SmtCheck, check_claims, dde_check, smt_findings
+from shapefuzz.oracles.soundness import smt_findings
 from shapefuzz.program import Ref
 from shapefuzz.questions import QInstr, QProgram
+from shapefuzz.strategies import qprograms
+from shapefuzz.systems.claims import check_claims, dde_check, hint_sanity
 from shapefuzz.systems.make_fx import MakeFxSystem
 from shapefuzz.systems.torch_env import TorchEnvSystem
 
@@ -224,7 +226,7 @@ def test_make_fx_wrong_static_answer_is_found_and_the_replay_disagrees():
 def test_make_fx_counter_model_sets_item_values_through_the_data():
     # k = x.sum().item(); torch._check(k >= 1); guard_or_false(k >= 2) picks the fast arm only
     # under the planted over-claim. The counter-model k = 1 has no input dim: the data search of
-    # counterexample.py must find data whose sum is 1, and the replay must disagree.
+    # systems/counterexample.py must find data whose sum is 1, and the replay must disagree.
     p = prog([inp([3, 1], dims=("static",))],
              [I("item", R(0), "sum"), I("check", ">=", R(1), 1, n_out=0),
               I("branch", "guard_or_false", "max", R(1), 2)])
@@ -278,8 +280,6 @@ def test_ref_z3_oracles_quiet(p):
 
 
 def test_hint_sanity_records_a_guard_false_at_the_traced_values():
-    from shapefuzz.oracles.soundness import hint_sanity
-
     [c] = hint_sanity([S0 > 5, S0 >= 2], {S0: 3})
     assert (c.oracle, c.status, c.claim) == ("hint-sanity", "sat", "s0 > 5")
     assert hint_sanity([S0 > 2], {S0: 3}) == []

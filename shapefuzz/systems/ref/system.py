@@ -4,21 +4,23 @@ decided as an Observation (shapefuzz.observation)."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
 import sympy
 
 from shapefuzz.observation import Decision, Observation, Outcome
-from shapefuzz.oracles.soundness import ref_checks
+from shapefuzz.prover import DEFAULT_SETTINGS, SmtSettings
 from shapefuzz.questions import QProgram
+from shapefuzz.systems.claims import dde_check, hint_sanity, question_checks
 from shapefuzz.systems.ref.env import Node, RefEnv, concrete
 from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
 from shapefuzz.systems.ref.execute import Trace, run
 from shapefuzz.systems.ref.exprs import expr_str as _expr_str
 from shapefuzz.systems.ref.settings import settings_for
 
-__all__ = ["RefSystem", "observation"]
+__all__ = ["RefSystem", "observation", "ref_checks"]
 
 
 class RefSystem:
@@ -31,7 +33,7 @@ class RefSystem:
         if isinstance(program, QProgram):
             trace = run(program, settings)
             obs = observation(self.name, config, program, trace)
-            axioms, smt = ref_checks(program, trace)  # z3 oracles (shapefuzz.oracles.soundness)
+            axioms, smt = ref_checks(program, trace)  # z3 over its claims (systems.claims)
             obs = replace(obs, axioms=axioms, smt=smt)
         else:  # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
             from shapefuzz.systems.ref.tensors import observe_tensors
@@ -110,3 +112,32 @@ def _evaluate(expr: sympy.Basic, subs: dict) -> str:
     except ZeroDivisionError:
         return ""
     return "" if v is None else str(v)
+
+
+def ref_checks(program, trace, settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
+    """(axioms as text, z3 checks) for the reference ShapeEnv on a question program
+    (shapefuzz.systems.claims)."""
+    env = trace.env
+    axioms = list(trace.axioms)
+    final = [e for _, _, e in axioms]
+    for sym in env.backed_hints:  # final backed ranges: what produce_guards would check
+        r = env.ranges.get(sym)
+        if r is not None and r.lo not in (-math.inf, math.inf):
+            final.append(sympy.Ge(sym, int(r.lo)))
+        if r is not None and r.hi not in (-math.inf, math.inf):
+            final.append(sympy.Le(sym, int(r.hi)))
+    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    f = trace.failure
+    if f is not None:
+        expr = getattr(f, "expr", None)
+        if isinstance(f, DataDependentError) and expr is not None:
+            c = dde_check(expr, final, settings)
+            return text, ((c,) if c is not None else ())
+        return text, ()
+    defs = [v for _, v in program.definitions()]
+    leaves = [env.expr_of(trace.nodes[v]) for ins, v in zip(program.instrs, defs)
+              if ins.op in ("backed", "unbacked")]
+    decisions = [(a.expr, a.value, a.how) for a in trace.answers]
+    binding = _binding(program, env)
+    return text, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings)
+                       + hint_sanity(env.guards, binding))

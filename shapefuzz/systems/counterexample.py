@@ -1,5 +1,5 @@
 """From a z3 counter-model to concrete inputs of a tensor program, and the axioms a trace gives
-a tensor program's symbols (Note [axioms] in shapefuzz.oracles.soundness).
+a tensor program's symbols (Note [axioms] in shapefuzz.systems.claims).
 
 Note [counterexample replay]: a model assigns every symbol of a query a value. Input dims take
 theirs directly (the input is resized; its data is kept, cycled to the new size). An unbacked
@@ -21,7 +21,7 @@ import torch
 
 from shapefuzz.program import InputSpec, Program
 
-__all__ = ["final_backed_ranges", "input_axioms", "model_inputs", "size_axioms"]
+__all__ = ["input_axioms", "model_inputs", "size_axioms"]
 
 MAX_NUMEL = 512
 SEARCH_BUDGET = 160  # graph runs per counter-model
@@ -64,21 +64,6 @@ def size_axioms(gm: torch.fx.GraphModule) -> list[tuple[int, str, Any]]:
                 for s in sv.shape:
                     numel *= s.node.expr if isinstance(s, torch.SymInt) else sympy.Integer(int(s))
                 out.append((0, "size", sympy.Le(v.shape[0].node.expr, numel)))
-    return out
-
-
-def final_backed_ranges(se, symbols) -> list:
-    """The final ranges of backed symbols: produce_guards checks them on every input."""
-    from torch.utils._sympy.symbol import SymT, symbol_is_type
-
-    out = []
-    for sym in symbols:
-        if isinstance(sym, sympy.Symbol) and symbol_is_type(sym, SymT.SIZE):
-            vr = se.var_to_range.get(sym)
-            if vr is not None and vr.lower.is_Integer:  # int_oo claims to be finite
-                out.append(sympy.Ge(sym, int(vr.lower)))
-            if vr is not None and vr.upper.is_Integer:
-                out.append(sympy.Le(sym, int(vr.upper)))
     return out
 
 
