@@ -1,0 +1,187 @@
+"""Import direction between layers, read from the source with `ast` (nothing here imports the
+modules it checks, so a module that would only misbehave when imported is still checked).
+
+DESIGN.md: "A system never calls an oracle; an oracle never runs torch except through the replay
+service it is given." Read as imports:
+
+- no module under shapefuzz/systems/ imports shapefuzz.oracles, at module level or inside a
+  function: a system records facts, claims and z3 verdicts (shapefuzz/systems/claims.py), an
+  oracle reads them off the observation;
+- no module under shapefuzz/oracles/ imports shapefuzz.systems at module level. Importing the
+  oracles (the registry) must not pull in the systems and torch; an oracle may import a pure
+  helper of a system inside the function that needs it (truth.py's `with_values`, which
+  rewrites a question program's literals), never a system;
+- the layers below both, the prover (shapefuzz/prover/: sympy -> z3, `prove`) and the
+  observation record (shapefuzz/observation.py: Observation, SmtCheck, compare_runs), import
+  neither systems nor oracles, at any level.
+
+Each exception names the file, the imported module and why; an exception whose file still
+exists but no longer has that import fails the test, so the list cannot outlive the reason for it
+(an exception for a file that is gone is inert: delete it when you see it).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "shapefuzz"
+
+#: (file under shapefuzz/, imported module) -> why it may import the oracles
+SYSTEMS_MAY_IMPORT_ORACLES: dict[tuple[str, str], str] = {
+    ("systems/ref/repro.py", "shapefuzz.oracles"):
+        "repro generation for ref findings (replay_ref_finding runs check_all in the generated "
+        "script), not a system; it moves to shapefuzz/repro/ with the repro package (issue 12, "
+        "item 5), and this exception goes with it",
+}
+
+#: (file under shapefuzz/, imported module) -> why it may import a system at module level
+ORACLES_MAY_IMPORT_SYSTEMS_AT_TOP: dict[tuple[str, str], str] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class Import:
+    module: str  # absolute dotted name: `from a import b` gives "a.b" as well as "a"
+    line: int
+    top: bool  # executed when the module is imported (not inside a function)
+
+
+def _resolve(path: Path, root: Path, level: int, module: str | None) -> str:
+    """The absolute name of a relative import in `path` (a file of the package at `root`)."""
+    package = list(path.relative_to(root.parent).with_suffix("").parts)[:-1]  # __init__ too
+    base = package[: len(package) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _dynamic(node: ast.Call) -> str | None:
+    """importlib.import_module("x") / __import__("x") with a literal name."""
+    f = node.func
+    name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", "")
+    if name in ("import_module", "__import__") and node.args:
+        a = node.args[0]
+        if isinstance(a, ast.Constant) and isinstance(a.value, str):
+            return a.value
+    return None
+
+
+class _Imports(ast.NodeVisitor):
+    def __init__(self, path: Path, root: Path) -> None:
+        self.path, self.root = path, root
+        self.depth = 0  # enclosing functions
+        self.found: list[Import] = []
+
+    def _add(self, module: str, node: ast.AST) -> None:
+        self.found.append(Import(module, node.lineno, self.depth == 0))
+
+    def _function(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for a in node.names:
+            self._add(a.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = _resolve(self.path, self.root, node.level, node.module) if node.level else node.module
+        self._add(base, node)
+        for a in node.names:
+            self._add(f"{base}.{a.name}", node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = _dynamic(node)
+        if name is not None:
+            self._add(name, node)
+        self.generic_visit(node)
+
+
+def imports_of(path: Path, root: Path = PACKAGE) -> list[Import]:
+    v = _Imports(path, root)
+    v.visit(ast.parse(path.read_text(), str(path)))
+    return v.found
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _files(root: Path, under: str) -> list[Path]:
+    p = root / under
+    if p.is_file():
+        return [p]
+    return sorted(p.rglob("*.py")) if p.is_dir() else []
+
+
+def _crossings(root: Path, under: str, target: str, top_only: bool) -> dict[tuple[str, str], int]:
+    """(file, first imported module of `target`) -> line, per import statement of the files
+    under `under` (a file or a folder of shapefuzz/) that reaches into `target`."""
+    out: dict[tuple[str, str], int] = {}
+    seen_lines: set[tuple[str, int]] = set()
+    for path in _files(root, under):
+        rel = path.relative_to(root).as_posix()
+        for imp in imports_of(path, root):
+            if not _within(imp.module, target) or (top_only and not imp.top):
+                continue
+            if (rel, imp.line) in seen_lines:
+                continue  # `from shapefuzz.oracles import a, b`: one statement, one crossing
+            seen_lines.add((rel, imp.line))
+            out.setdefault((rel, imp.module), imp.line)
+    return out
+
+
+def layer_violations(root: Path = PACKAGE) -> list[str]:
+    """Every import against the rules of this module's docstring, as readable lines."""
+    problems: list[str] = []
+
+    def judge(under: str, target: str, top_only: bool, allowed: dict, rule: str) -> None:
+        found = _crossings(root, under, target, top_only)
+        for (rel, module), line in sorted(found.items()):
+            if (rel, module) not in allowed:
+                problems.append(f"shapefuzz/{rel}:{line} imports {module}: {rule}")
+        for (rel, module) in sorted(set(allowed) - set(found)):
+            if (root / rel).exists():  # (a file that moved away takes its import with it)
+                problems.append(f"the exception for shapefuzz/{rel} importing {module} no longer "
+                                "matches an import: delete it from tests/cover/test_layers.py")
+
+    judge("systems", "shapefuzz.oracles", False, SYSTEMS_MAY_IMPORT_ORACLES,
+          "a system never calls an oracle (record the facts on the Observation instead)")
+    judge("oracles", "shapefuzz.systems", True, ORACLES_MAY_IMPORT_SYSTEMS_AT_TOP,
+          "an oracle module may not import a system at module level (import a pure helper "
+          "inside the function that needs it, or move it below both layers)")
+    for lower in ("prover", "observation.py"):
+        for upper in ("shapefuzz.systems", "shapefuzz.oracles"):
+            judge(lower, upper, False, {}, "the prover and the observation record sit below "
+                  "systems and oracles")
+    return problems
+
+
+def test_systems_never_import_oracles_and_oracles_import_no_system_at_module_level():
+    assert layer_violations() == []
+
+
+def test_the_scan_sees_every_form_of_import(tmp_path):
+    pkg = tmp_path / "shapefuzz"
+    (pkg / "systems" / "sub").mkdir(parents=True)
+    (pkg / "oracles").mkdir()
+    (pkg / "systems" / "a.py").write_text("from shapefuzz.oracles.soundness import x\n")
+    (pkg / "systems" / "b.py").write_text("def f():\n    from shapefuzz import oracles\n")
+    (pkg / "systems" / "sub" / "c.py").write_text("def f():\n    from ...oracles import agreement\n")
+    (pkg / "systems" / "d.py").write_text(
+        "import importlib\nclass K:\n    m = importlib.import_module('shapefuzz.oracles.smt')\n")
+    (pkg / "systems" / "ok.py").write_text("from shapefuzz.observation import compare_runs\n")
+    (pkg / "oracles" / "e.py").write_text(
+        "from shapefuzz.systems.qreplay import with_values\n"
+        "def g():\n    from shapefuzz.systems.qreplay import with_values\n")
+    (pkg / "oracles" / "f.py").write_text("def g():\n    import shapefuzz.systems.traced\n")
+    (pkg / "systems" / "ref").mkdir()
+    (pkg / "systems" / "ref" / "repro.py").write_text("import shapefuzz.observation\n")
+    found = layer_violations(pkg)
+    where = sorted(line.split(" ", 1)[0] for line in found if "no longer matches" not in line)
+    assert where == ["shapefuzz/oracles/e.py:1", "shapefuzz/systems/a.py:1",
+                     "shapefuzz/systems/b.py:2", "shapefuzz/systems/d.py:3",
+                     "shapefuzz/systems/sub/c.py:2"], found
+    # an exception whose file no longer makes the import is stale
+    assert any("systems/ref/repro.py" in line and "no longer matches" in line for line in found)
