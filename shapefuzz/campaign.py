@@ -104,6 +104,15 @@ class CampaignStats:
     trace_s: float = 0.0  # time spent waiting for systems (for the overhead figure)
     hashes: list = field(default_factory=list)  # program_hash of every counted program, in order
     smt: Counter = field(default_factory=Counter)  # (oracle, z3 status) -> n (oracles.soundness)
+    #: (system, config, "ExcType: first line of the message") -> n, for error / crash / timeout
+    errors: Counter = field(default_factory=Counter)
+
+
+def error_line(outcome) -> str:
+    """What report.json counts an error outcome by: its type and the first line of its message
+    (numbers kept: they tell a hidden config entry from an out-of-bounds index)."""
+    first = (outcome.message or "").strip().splitlines()[:1]
+    return f"{outcome.exc_type}: {first[0][:160] if first else ''}"
 
 
 def program_hash(program) -> str:
@@ -426,6 +435,8 @@ class Campaign:
             st.outcomes[(o.system, o.config, o.outcome.kind)] += 1
             st.decisions.update(d.how for d in o.decisions)
             st.smt.update((c.oracle, c.status) for c in getattr(o, "smt", ()))
+            if o.outcome.kind in ("error", "crash", "timeout"):
+                st.errors[(o.system, o.config, error_line(o.outcome))] += 1
         st.timeline.append((round(self.elapsed(), 3), st.programs, len(self.bugs)))
 
     # ---- checkpoints (Note [resume]) ---------------------------------------------------------
@@ -455,7 +466,8 @@ class Campaign:
                       "outcomes": [[*k, n] for k, n in st.outcomes.items()],
                       "ops": dict(st.ops), "decisions": dict(st.decisions),
                       "timeline": st.timeline[-2000:], "hashes": st.hashes,
-                      "smt": [[*k, n] for k, n in st.smt.items()]},
+                      "smt": [[*k, n] for k, n in st.smt.items()],
+                      "errors": [[*k, n] for k, n in st.errors.items()]},
             "bugs": [{"finding": to_jsonable(b.finding.to_json()), "program": b.program.to_json(),
                       "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
                       "shrunk": b.shrunk} for b in self.bugs.values()],
@@ -488,6 +500,7 @@ class Campaign:
         st.timeline = [tuple(x) for x in s["timeline"]]
         st.hashes = [str(h) for h in s["hashes"]]
         st.smt = Counter({(a, b): int(n) for a, b, n in s.get("smt", [])})
+        st.errors = Counter({(a, b, c): int(n) for a, b, c, n in s.get("errors", [])})
         for b in state["bugs"]:
             f = Finding.from_json(b["finding"])
             self.bugs[f.key] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),

@@ -13,6 +13,7 @@ from typing import Any
 from shapefuzz.program import InputSpec
 
 __all__ = [
+    "BUG",
     "OUTCOMES",
     "Decision",
     "Observation",
@@ -25,14 +26,17 @@ __all__ = [
     "to_jsonable",
 ]
 
+#: the outcome kind of a job on which shapefuzz itself failed (Note [shapefuzz bugs] in
+#: workers.py): no oracle judges it
+BUG = "bug"
 #: ok; dde (data-dependent error); constraint (export refused to specialize a Dim the user
-#: declared dynamic: by design); error; crash; timeout.
-OUTCOMES = ("ok", "dde", "constraint", "error", "crash", "timeout")
+#: declared dynamic: by design); error; crash; timeout; BUG.
+OUTCOMES = ("ok", "dde", "constraint", "error", "crash", "timeout", BUG)
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    kind: str
+    kind: str  # ok, dde, constraint, error, crash, timeout; BUG: shapefuzz failed, not torch
     exc_type: str = ""
     message: str = ""
     frame: str = ""  # innermost torch frame "path/file.py:function", stable across versions

@@ -23,6 +23,13 @@ the job's observation and the drift, and exits. The parent keeps the observation
 shapefuzz bug with the job attached (`WorkerPool.bugs`, written to report.json) and starts a
 fresh worker, so no later job runs on a torch that a patch left changed.
 
+Note [shapefuzz bugs]: an exception of shapefuzz's own code in a worker (STYLE 4's third kind
+of failure) is loud but does not end the campaign: the worker answers "bug" with the traceback
+and exits; the parent records it with the job attached (`WorkerPool.bugs`, report.json's
+`shapefuzz_bugs`, exit code 1), starts a fresh worker and gives the job an outcome of kind
+`bug`, which no oracle judges (check_all drops such observations, and a program whose eager run
+is one). The campaign goes on with the next program.
+
 Jobs are submitted in groups (one program's jobs); `poll` returns whole groups as they finish, so
 a campaign can keep several programs in flight (Note [parallel rounds] in campaign.py)."""
 
@@ -42,9 +49,9 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from shapefuzz.kinds import kind_of, load_program
-from shapefuzz.observation import Observation, Outcome
+from shapefuzz.observation import BUG, Observation, Outcome
 
-__all__ = ["Job", "ShapefuzzBug", "WorkerPool", "import_plugins", "load_program", "run_job"]
+__all__ = ["BUG", "Job", "ShapefuzzBug", "WorkerPool", "import_plugins", "load_program", "run_job"]
 
 
 class ShapefuzzBug(RuntimeError):
@@ -181,7 +188,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
             obs = _oom(job, memory_mb)
         except Exception:
             conn.send(("bug", traceback.format_exc()))
-            continue
+            return  # Note [shapefuzz bugs]: its state is unknown, a fresh worker takes over
         if memory_mb > 0 and _out_of_memory(obs):
             conn.send(("last", _oom(job, memory_mb)))
             return  # the heap may be fragmented or half-initialised: start afresh
@@ -335,17 +342,23 @@ class WorkerPool:
         self._startup_failures = 0
         w.ready = True
         task, w.task = w.task, None
-        if tag == "bug":
-            raise ShapefuzzBug(f"shapefuzz failed on {task[2].system} for program "
-                               f"{task[2].program_json}\n{payload}")
+        if tag == "bug":  # Note [shapefuzz bugs]
+            job = task[2]
+            last = payload.strip().splitlines()[-1][:300] if payload.strip() else "?"
+            self._report_bug(f"{job.system}:{job.config} raised inside shapefuzz: {last}", job, payload)
+            self._replace(wi)
+            payload = Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", last))
         if tag == "last":  # it exits after this answer (out of memory): replace it now
             self._replace(wi)
         if tag == "drift":  # Note [state guard]
             payload, drift = payload
-            self.bugs.append({"message": f"{task[2].system}:{task[2].config} left torch state "
-                              f"changed: " + "; ".join(drift[:10]), "job": dataclasses.asdict(task[2])})
+            self._report_bug(f"{task[2].system}:{task[2].config} left torch state changed: "
+                             + "; ".join(drift[:10]), task[2])
             self._replace(wi)
         self._store(task, payload)
+
+    def _report_bug(self, message: str, job: Job, trace: str = "") -> None:
+        self.bugs.append({"message": message, "job": dataclasses.asdict(job), "traceback": trace})
 
     def _store(self, task, obs: Observation) -> None:
         tag, i, _ = task

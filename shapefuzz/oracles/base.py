@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from shapefuzz.findings import SEVERITIES, Finding
 from shapefuzz.kinds import KINDS, kind_of
-from shapefuzz.observation import Observation
+from shapefuzz.observation import BUG, Observation
 
 __all__ = ["CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
            "help_table", "own_target", "register", "targets_for_finding"]
@@ -134,7 +134,9 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
     """Every registered oracle over one program's observations (Note [oracle registry])."""
     kind = kind_of(program).name
     mine = [o for o in all_oracles() if kind in o.kinds]
-    observations = tuple(observations)
+    if eager is not None and eager.outcome.kind == BUG:
+        return []  # Note [shapefuzz bugs] (workers.py): shapefuzz failed, not the program
+    observations = tuple(o for o in observations if o.outcome.kind != BUG)
     undefined = program.undefined_outputs()
     base = CheckInput(program, eager, observations, None, undefined)
     out: list[Finding] = []

@@ -59,10 +59,16 @@ def replay_questions(program: QProgram, variants, leaf_exprs: list, guards: list
     return tuple(out)
 
 
+#: an expression that is not defined under a binding: a free symbol, a division by zero, or one of
+#: torch's sympy functions refusing its operands (Mod asserts they are non-negative: with an
+#: unbacked value of -1, `u0 % 2` is torch's Mod(-1, 2), an AssertionError)
+_UNDEFINED = (TypeError, ValueError, ZeroDivisionError, AssertionError)
+
+
 def _holds(expr, binding) -> bool:
     try:
         return bool(sympy.sympify(expr).xreplace(binding))
-    except (TypeError, ValueError, ZeroDivisionError):
+    except _UNDEFINED:
         return False  # not decidable under this binding (e.g. a symbol left free): reject
 
 
@@ -70,5 +76,5 @@ def _eval(expr, binding) -> str:
     try:
         r = sympy.sympify(sympy.sympify(expr).xreplace(binding))
         return str(int(r)) if r.is_Integer else ""
-    except (TypeError, ValueError, ZeroDivisionError):
+    except _UNDEFINED:
         return ""

@@ -389,3 +389,14 @@ def test_registry_lists_every_config():
         pytest.skip("torch-env is not registered in shapefuzz/systems/__init__.py yet")
     assert CONFIGS["torch-env"] == tt.config_names()
     assert get_system("torch-env").name == "torch-env"
+
+
+@pytest.mark.parametrize("config", ["no-duck-shape", "backed-size-oblivious", "prefer-deferred"])
+def test_a_value_undefined_at_replayed_values_is_unknown_not_a_crash(config):
+    """`u0 % 2` with u0 replayed at -1 is torch's Mod(-1, 2), which asserts at construction: the
+    replay's value is unknown there (it crashed the worker, and the campaign, before)."""
+    p = QProgram.from_json({"schema": 1, "kind": "questions", "instrs": [
+        {"op": "backed", "args": [2]}, {"op": "unbacked", "args": [0]},
+        {"op": "check", "args": [">=", {"v": 1}, 0]}, {"op": "binop", "args": ["%", {"v": 1}, 2]}]})
+    obs = TorchEnvSystem().observe(p, config)
+    assert obs.outcome.kind == "ok" and obs.qreplays, obs.outcome

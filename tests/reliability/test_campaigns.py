@@ -74,6 +74,9 @@ def test_campaign_survives_abort_and_hang(tmp_path, cli_env):
     outcomes = r["outcomes"]["make_fx"]["default"]
     assert outcomes.get("ok", 0) >= 1, outcomes  # ordinary programs ran between the failures
     assert r["programs"] > outcomes.get("crash", 0) + outcomes.get("timeout", 0)
+    lines = r["error_messages"]["make_fx"]["default"]  # error outcomes, counted by message
+    assert any("SIGABRT" in m for m in lines) and any("no answer in 8 s" in m for m in lines), lines
+    assert sum(lines.values()) == outcomes.get("crash", 0) + outcomes.get("timeout", 0) + outcomes.get("error", 0)
     # on budget: generation stops at the budget, shrinking may take it to 1.5x, programs still
     # in flight get 10 s more (Campaign.DRAIN_GRACE_S); the rest is confirming and reporting
     assert r["campaign_s"] <= 1.5 * budget + 10 + 5, r["campaign_s"]

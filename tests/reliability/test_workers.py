@@ -46,6 +46,28 @@ def test_a_job_that_leaves_torch_changed_is_a_shapefuzz_bug_and_the_worker_is_re
         assert traced.outcome.kind == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
 
 
+def test_an_exception_in_shapefuzz_is_a_recorded_bug_and_the_pool_goes_on(monkeypatch):
+    """Note [shapefuzz bugs]: the job gets an outcome no oracle judges, the traceback and the job
+    are kept, the worker is replaced, and the next job runs."""
+    from shapefuzz import systems
+    from shapefuzz.oracles import check_all
+
+    # the workers import buggy_system; here the registration is undone after the test
+    monkeypatch.setitem(systems.SYSTEMS, "buggy", ("buggy_system", "BuggySystem"))
+    monkeypatch.setitem(systems.KINDS, "buggy", ("tensors",))
+
+    p = planted("none")
+    with WorkerPool(1, timeout_s=60, plugins=("planted_ops", "buggy_system")) as pool:
+        eager, buggy, traced = pool.run_many(jobs_for(p, (("buggy", "default"), ("make_fx", "default")), 0, 0))
+        assert buggy.outcome.kind == "bug" and "planted: a lookup" in buggy.outcome.message
+        assert traced.outcome.kind == "ok", traced.outcome
+        [bug] = pool.bugs
+        assert "KeyError" in bug["traceback"] and bug["job"]["system"] == "buggy", bug
+        assert pool.restarts == 1
+    assert check_all(p, eager, [buggy, traced]) == []
+    assert check_all(p, buggy, [traced]) == []  # a program whose eager run failed in shapefuzz
+
+
 def test_parallel_groups_come_back_whole_and_in_job_order():
     progs = [planted("none") for _ in range(3)]
     with WorkerPool(2, timeout_s=60, plugins=("planted_ops",)) as pool:
