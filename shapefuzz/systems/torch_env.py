@@ -236,11 +236,13 @@ class _Run:
 def _evaluate(v: Any, binding: dict[sympy.Symbol, sympy.Integer]) -> str:
     """A value's expression under the binding, as text ("" when it does not evaluate to an int).
     Not common.eval_exprs: an expression can divide by zero under the binding (after a false
-    torch._check taught torch a wrong replacement), and that must not escape observe()."""
+    torch._check taught torch a wrong replacement), or be one of torch's functions that refuses
+    its operands (Mod asserts they are non-negative: an unbacked value of -1), and that must not
+    escape observe()."""
     if isinstance(v, torch.SymInt):
         try:
             r = sympy.sympify(v.node.expr.xreplace(binding))
-        except (ArithmeticError, TypeError, ValueError):
+        except (ArithmeticError, TypeError, ValueError, AssertionError):
             return ""
         return str(int(r)) if r.is_Integer else ""
     return str(v) if isinstance(v, int) else ""

@@ -400,3 +400,15 @@ def test_a_value_undefined_at_replayed_values_is_unknown_not_a_crash(config):
         {"op": "check", "args": [">=", {"v": 1}, 0]}, {"op": "binop", "args": ["%", {"v": 1}, 2]}]})
     obs = TorchEnvSystem().observe(p, config)
     assert obs.outcome.kind == "ok" and obs.qreplays, obs.outcome
+
+
+def test_a_value_torch_cannot_build_at_the_program_values_is_unknown():
+    """backed(0) without 0/1 specialization is assumed positive by torch 2.13 (the known upstream
+    bug), so `(s0 - 1) % 2` becomes torch's Mod, which asserts at s0 = 0: the value is unknown
+    (it was a shapefuzz bug report before)."""
+    p = QProgram.from_json({"schema": 1, "kind": "questions", "instrs": [
+        {"op": "backed", "args": [0]}, {"op": "backed", "args": [7]},
+        {"op": "binop", "args": ["+", -1, {"v": 0}]}, {"op": "binop", "args": ["%", {"v": 2}, 2]}]})
+    for config in ("no-specialize-zero-one", "backed-size-oblivious"):
+        obs = TorchEnvSystem().observe(p, config)
+        assert obs.outcome.kind == "ok", obs.outcome
