@@ -21,18 +21,22 @@ def qprograms(max_ops: int = 16, max_hint: int = 8) -> st.SearchStrategy[QProgra
     return _qprograms(max_ops, max_hint)
 
 
-@st.composite
-def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
-    instrs: list[QInstr] = []
-    vals: list[int] = []
-    unbacked: set[int] = set()
+class _QGen:
+    """The state of one question program being drawn: instructions and the concrete value of each
+    value instruction (the draws are the same, in the same order, as one function's were)."""
 
-    def emit(ins: QInstr, value: int | None = None) -> None:
-        instrs.append(ins)
+    def __init__(self, draw):
+        self.draw = draw
+        self.instrs: list[QInstr] = []
+        self.vals: list[int] = []
+
+    def emit(self, ins: QInstr, value: int | None = None) -> None:
+        self.instrs.append(ins)
         if value is not None:
-            vals.append(value)
+            self.vals.append(value)
 
-    def operand(lo=None, hi=None):
+    def operand(self, lo=None, hi=None):
+        draw, vals = self.draw, self.vals
         cands = [k for k, v in enumerate(vals) if (lo is None or v >= lo) and (hi is None or v <= hi)]
         if cands and draw(st.integers(0, 3)):
             if draw(st.booleans()):
@@ -40,48 +44,56 @@ def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
             return Ref(draw(st.sampled_from(cands)))
         return draw(st.integers(1 if lo == 1 else -2, 4 if hi is None else max(hi, 1)))
 
-    def val(a):
-        return vals[a.index] if isinstance(a, Ref) else a
+    def val(self, a):
+        return self.vals[a.index] if isinstance(a, Ref) else a
 
+    def binop(self) -> None:
+        op = self.draw(st.sampled_from(sorted(BINOPS)))
+        a = self.operand()
+        b = self.operand(lo=1) if op in ("//", "%") else self.operand()
+        if op in ("//", "%") and self.val(b) <= 0:
+            b = 2
+        if not (isinstance(a, int) and isinstance(b, int)):
+            self.emit(QInstr("binop", (op, a, b)), BINOPS[op](self.val(a), self.val(b)))
+
+    def comparison(self, kind: str) -> None:
+        draw, a = self.draw, self.operand()
+        if isinstance(a, int):
+            return
+        same = [Ref(k) for k, v in enumerate(self.vals) if v == self.val(a) and k != a.index]
+        if same and not draw(st.integers(0, 3)):
+            # two values that are equal here: equality guards and replacements (s0 == s1 + 2)
+            cmp, b = draw(st.sampled_from(["==", "==", "!=", ">=", "<="])), draw(st.sampled_from(same))
+        elif draw(st.booleans()):
+            cmp, b = draw(st.sampled_from(_SEED_PATTERNS))
+        else:
+            cmp, b = draw(st.sampled_from(sorted(COMPARE))), self.operand()
+        holds = COMPARE[cmp](self.val(a), self.val(b))
+        if kind == "check":
+            if not holds and draw(st.integers(0, 9)):  # mostly true checks: valid programs
+                cmp = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}[cmp]
+            self.emit(QInstr("check", (cmp, a, b)))
+        else:
+            self.emit(QInstr("ask", (draw(st.sampled_from(ASK_MODES)), cmp, a, b)))
+
+
+@st.composite
+def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
+    g = _QGen(draw)
     hint = st.one_of(st.integers(2, max_hint), st.integers(2, max_hint), st.sampled_from([0, 1]))
     uval = st.sampled_from([0, 1, 2, 3, -1, 5, 8])
-    for step in range(max_ops):
-        if instrs and not draw(st.integers(0, 9)):
+    for _ in range(max_ops):
+        if g.instrs and not draw(st.integers(0, 9)):
             break
         kind = draw(st.sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check"]))
-        if kind == "backed" or not vals and kind != "unbacked":
+        if kind == "backed" or (not g.vals and kind != "unbacked"):
             h = draw(hint)
-            emit(QInstr("backed", (h,)), h)
+            g.emit(QInstr("backed", (h,)), h)
         elif kind == "unbacked":
             u = draw(uval)
-            unbacked.add(len(vals))
-            emit(QInstr("unbacked", (u,)), u)
+            g.emit(QInstr("unbacked", (u,)), u)
         elif kind == "binop":
-            op = draw(st.sampled_from(sorted(BINOPS)))
-            a = operand()
-            b = operand(lo=1) if op in ("//", "%") else operand()
-            if op in ("//", "%") and val(b) <= 0:
-                b = 2
-            if isinstance(a, int) and isinstance(b, int):
-                continue
-            emit(QInstr("binop", (op, a, b)), BINOPS[op](val(a), val(b)))
+            g.binop()
         else:
-            a = operand()
-            if isinstance(a, int):
-                continue
-            same = [Ref(k) for k, v in enumerate(vals) if v == val(a) and k != a.index]
-            if same and not draw(st.integers(0, 3)):
-                # two values that are equal here: equality guards and replacements (s0 == s1 + 2)
-                cmp, b = draw(st.sampled_from(["==", "==", "!=", ">=", "<="])), draw(st.sampled_from(same))
-            elif draw(st.booleans()):
-                cmp, b = draw(st.sampled_from(_SEED_PATTERNS))
-            else:
-                cmp, b = draw(st.sampled_from(sorted(COMPARE))), operand()
-            holds = COMPARE[cmp](val(a), val(b))
-            if kind == "check":
-                if not holds and draw(st.integers(0, 9)):  # mostly true checks: valid programs
-                    cmp = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}[cmp]
-                emit(QInstr("check", (cmp, a, b)))
-            else:
-                emit(QInstr("ask", (draw(st.sampled_from(ASK_MODES)), cmp, a, b)))
-    return QProgram(tuple(instrs))
+            g.comparison(kind)
+    return QProgram(tuple(g.instrs))
