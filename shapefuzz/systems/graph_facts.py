@@ -1,0 +1,255 @@
+"""What a compiled graph assumed, read from its own ShapeEnv (Note [graph facts] in
+shapefuzz/systems/compile.py), and the marks a compile config puts on its inputs.
+
+Standalone on purpose: it imports only the standard library, sympy and torch, so the compile
+system imports it and a compile finding's check.py pastes it as it is (shapefuzz/repro/calls.py),
+and the repro checks exactly what the campaign checked."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import sympy
+import torch
+import torch._dynamo
+from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+__all__ = ["Graph", "GraphLog", "asserts_reject", "bind_inputs", "facts_reject"]
+
+
+@dataclass
+class Graph:
+    """One compiled graph: its ShapeEnv (whose tracked fakes are every input Dynamo wrapped
+    while tracing the frame, pruned ones included) and the call that compiled it."""
+
+    gid: int
+    se: Any
+    call: int
+
+    def tracked(self) -> list[tuple[str, Any]]:
+        return [(tf.source.name, tf.fake) for tf in getattr(self.se, "tracked_fakes", None) or ()]
+
+    def input_tensors(self, n_inputs: int | None = None) -> list[tuple[int, str, Any]]:
+        """(input index, source, fake) of the tracked fakes that are whole program inputs (not
+        one of their sizes, not an intermediate of a graph break)."""
+        out = []
+        for src, f in self.tracked():
+            m = _SOURCE.match(src)
+            if m and m.group(2) is None and isinstance(f, torch.Tensor) and (
+                    n_inputs is None or int(m.group(1)) < n_inputs):
+                out.append((int(m.group(1)), src, f))
+        return out
+
+
+@dataclass
+class GraphLog:
+    """A backend that records every graph compiled and every graph run (Note [call sequence])."""
+
+    backend: str
+    graphs: list[Graph] = field(default_factory=list)
+    runs: list[int] = field(default_factory=list)  # graph ids, in the order they ran
+    call: int = 0
+
+    def __call__(self, gm, example_inputs):
+        from torch._guards import detect_fake_mode
+
+        mode = detect_fake_mode(example_inputs)
+        g = Graph(len(self.graphs), mode.shape_env if mode is not None else None, self.call)
+        self.graphs.append(g)
+        inner = _inner_backend(self.backend)(gm, example_inputs)
+
+        def run(*args):
+            self.runs.append(g.gid)
+            return inner(*args)
+
+        return run
+
+
+def _inner_backend(name: str):
+    if name == "eager":
+        return lambda gm, ex: gm.forward
+    from torch._dynamo.backends.registry import lookup_backend
+
+    return lookup_backend(name)
+
+
+def bind_inputs(g: Graph, real: list[torch.Tensor], strides: bool = False) -> tuple[dict, str]:
+    """The binding of g's input symbols to these program inputs, or why they cannot be bound
+    (a static size differs, two dims that share a symbol differ). Tracked fakes whose source is
+    not a program input (graph breaks) are skipped."""
+    binding: dict[sympy.Symbol, int] = {}
+    for src, f in g.tracked():
+        m = _SOURCE.match(src)
+        if not m or int(m.group(1)) >= len(real):
+            continue
+        t = real[int(m.group(1))]
+        v = t if m.group(2) is None else int(t.shape[int(m.group(2))])
+        why = _bind(f, v, binding, src)
+        if why:
+            return binding, why
+    if strides:
+        return binding, _strides_differ(g, real, binding)
+    return binding, ""
+
+
+def _strides_differ(g: Graph, real: list[torch.Tensor], binding: dict) -> str:
+    """Strides are guarded too (a size-0 dim changes a contiguous tensor's strides)."""
+    for i, src, f in g.input_tensors(len(real)):
+        t = real[i]
+        if f.dim() != t.dim():
+            continue
+        for d, (fs, n) in enumerate(zip(f.stride(), t.stride())):
+            e = fs.node.expr if isinstance(fs, torch.SymInt) else sympy.Integer(int(fs))
+            v = e.xreplace({k: sympy.Integer(x) for k, x in binding.items()})
+            if v.is_Integer and int(v) != n:
+                return f"{src}.stride()[{d}] = {n}, the graph assumed {e} = {v}"
+    return ""
+
+
+def facts_reject(g: Graph, real: list[torch.Tensor], strides: bool = False) -> str:
+    """Why graph g's own facts reject these program inputs ("" when they accept)."""
+    if g.se is None:
+        return ""
+    binding, why = bind_inputs(g, real, strides)
+    if why:
+        return why
+    se = g.se
+    for guard in se.guards:
+        e = guard.expr
+        if e.free_symbols and e.free_symbols <= set(binding):
+            val = _eval(e, binding)
+            if val is False:
+                return f"guard {e} is false for {_show(binding, e.free_symbols)}"
+    for sym, n in binding.items():
+        vr = se.var_to_range.get(sym)
+        if symbol_is_type(sym, SymT.SIZE) and vr is not None and vr.lower >= 2 and n in (0, 1):
+            return f"{sym} = {n}, but the graph assumed {sym} >= 2 (0/1 specialization)"
+    return ""
+
+
+def asserts_reject(g: Graph, binding: dict) -> str:
+    for ras in g.se.deferred_runtime_asserts.values():
+        for ra in ras:
+            e = ra.expr
+            if e.free_symbols and e.free_symbols <= set(binding) and _eval(e, binding) is False:
+                return f"runtime assert {e}"
+    return ""
+
+
+def _bind(f, v, binding: dict, src: str) -> str:
+    if isinstance(f, torch.SymInt):
+        return _bind_one(f, v, binding, src)
+    if isinstance(f, torch.Tensor) and isinstance(v, torch.Tensor):
+        if f.dim() != v.dim():
+            return f"{src}: rank {v.dim()}, the graph assumed {f.dim()}"
+        for d, (s, n) in enumerate(zip(f.shape, v.shape)):
+            why = _bind_one(s, n, binding, f"{src}.size()[{d}]")
+            if why:
+                return why
+    return ""
+
+
+def _bind_one(s, n, binding: dict, where: str) -> str:
+    n = int(n)
+    if not isinstance(s, torch.SymInt):
+        return "" if int(s) == n else f"{where}: size {n}, the graph was compiled for {int(s)}"
+    e = s.node._expr  # the raw symbol: replacements are facts checked below via guards
+    if isinstance(e, sympy.Symbol):
+        if e in binding and binding[e] != n:
+            return f"{where}: {e} = {n} here but {binding[e]} elsewhere (the graph assumed them equal)"
+        binding[e] = n
+        return ""
+    if isinstance(e, sympy.Integer) and int(e) != n:
+        return f"{where}: size {n}, the graph was compiled for {int(e)}"
+    return ""
+
+
+def _eval(e, binding: dict):
+    try:
+        r = e.xreplace({k: sympy.Integer(v) for k, v in binding.items()})
+        r = sympy.simplify(r) if not isinstance(r, (sympy.logic.boolalg.BooleanAtom, sympy.Integer)) else r
+        if r in (sympy.true, True):
+            return True
+        if r in (sympy.false, False):
+            return False
+    except Exception:  # an expression we cannot evaluate decides nothing: under-report
+        return None
+    return None
+
+
+def _show(binding: dict, syms) -> str:
+    return ", ".join(f"{s}={binding[s]}" for s in sorted(syms, key=str))
+
+
+_SOURCE = re.compile(r"^L\['v(\d+)'\](?:\.size\(\)\[(\d+)\])?$")
+
+
+def _reusable(graphs: list[Graph], real: list[torch.Tensor], before: int) -> tuple[int, str]:
+    """An earlier graph whose facts (guards, ranges, asserts) all accept these inputs."""
+    for g in graphs[:before]:
+        if g.se is None or facts_reject(g, real, strides=True):
+            continue
+        binding, _ = bind_inputs(g, real)
+        if asserts_reject(g, binding) or not _within_ranges(g, binding):
+            continue
+        return g.gid, f"graph {g.gid} (compiled at call {g.call}) accepts {_show(binding, binding) or 'these static shapes'}"
+    return -1, ""
+
+
+def _within_ranges(g: Graph, binding: dict) -> bool:
+    for sym, n in binding.items():
+        vr = g.se.var_to_range.get(sym)
+        if vr is not None and not (vr.lower <= n <= vr.upper):
+            return False
+    return True
+
+
+def _mark(real: list[torch.Tensor], specs: tuple[Any, ...], marks: str) -> tuple[tuple[int, int], ...]:
+    """Apply the config's marks to fresh input tensors; returns the dims marked dynamic. Dims of
+    size 0 or 1 are left alone: marking them dynamic is a user error by design."""
+    dyn = []
+    for i, (t, s) in enumerate(zip(real, specs)):
+        for d, kind in enumerate(s.dims):
+            want = {"program": {"static": "static", "dynamic": "dynamic", "unbacked": "unbacked"}[kind],
+                    "": ""}.get(marks, "" if kind == "static" else marks)
+            if want == "static":
+                torch._dynamo.mark_static(t, d)
+            elif want == "dynamic" and t.shape[d] >= 2:
+                torch._dynamo.mark_dynamic(t, d)
+                dyn.append((i, d))
+            elif want == "unbacked":
+                torch._dynamo.decorators.mark_unbacked(t, d)
+    return tuple(dyn)
+
+
+def _silent_specialization(graphs: list[Graph], marked: tuple[tuple[int, int], ...]) -> str:
+    for g in graphs:
+        for i, _, f in g.input_tensors():
+            for j, d in marked:
+                if j == i and d < f.dim():
+                    s = f.shape[d]
+                    e = s.node.expr if isinstance(s, torch.SymInt) else sympy.Integer(int(s))
+                    if isinstance(e, sympy.Integer):
+                        return f"input {i} dim {d} was marked dynamic; graph {g.gid} specialized it to {e}"
+    return ""
+
+
+def _stayed_static(graphs: list[Graph], specs, first_shapes, s: Any) -> str:
+    """Automatic dynamic: a dim whose size differs from the first compile's (both >= 2) must be
+    compiled with a symbol. One that a branch pinned is a replaced symbol, not a raw constant,
+    and is fine (seed 002: the guard s0 == 4 specializes it)."""
+    if not (s.automatic_dynamic and s.fullgraph and s.marks in ("", "dynamic", "unbacked")):
+        return ""
+    for g in graphs:
+        for j, _, f in g.input_tensors():
+            now, then = specs[j].shape, first_shapes[j]
+            for d, sz in enumerate(f.shape):
+                if d >= len(now) or len(now) != len(then) or now[d] == then[d] or min(now[d], then[d]) < 2:
+                    continue
+                raw = sz.node._expr if isinstance(sz, torch.SymInt) else sympy.Integer(int(sz))
+                if isinstance(raw, sympy.Integer):
+                    return (f"input {j} dim {d}: size {then[d]} at the first compile, {now[d]} now, "
+                            f"yet graph {g.gid} was compiled with it static ({raw})")
+    return ""
