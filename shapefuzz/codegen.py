@@ -14,7 +14,7 @@ from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import PATTERNS, Branch
 from shapefuzz.program import InputSpec, Program, ProgramError, Ref
 
-__all__ = ["program_to_python", "function_source", "inputs_source", "render_arg"]
+__all__ = ["function_source", "inputs_source", "program_to_python", "render_arg", "tensor_source"]
 
 # flex_attention is a submodule `import torch` does not load; the flex_attention op names it
 HEADER = "import torch\nimport torch.nn.attention.flex_attention\n" \
@@ -40,6 +40,8 @@ def function_source(program: Program, name: str = "f", forced_general=frozenset(
     """`def f(v0, v1, ...)` returning the outputs. Branches in `forced_general` are emitted as
     their general arm (the fallback a tracer took, Note [branch contract])."""
     program.types()  # validation: op names, arities and enumerations
+    if not name.isidentifier():
+        raise ProgramError(f"function name {name!r} is not an identifier")
     params = ", ".join(f"v{k}" for k in range(len(program.inputs)))
     lines = [f"def {name}({params}):"]
     for pos, (ins, defs) in enumerate(program.definitions()):
@@ -66,14 +68,16 @@ _MULTI = {"split", "chunk", "unbind"}
 
 
 def inputs_source(specs: tuple[InputSpec, ...], var: str = "inputs") -> str:
-    rows = []
-    for s in specs:
-        data = "[" + ", ".join(_elem(x, s.dtype) for x in s.data) + "]"
-        dt = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}[s.dtype]
-        rows.append(f"    torch.tensor({data}, dtype={dt}).reshape({tuple(s.shape)!r}),  # {s.name}: "
-                    + ", ".join(s.dims))
-    assert set(TORCH_DTYPES) == {"float", "int", "bool"}
+    rows = [f"    {tensor_source(s)},  # {s.name}: " + ", ".join(s.dims) for s in specs]
     return f"{var} = [\n" + "\n".join(rows) + "\n]\n"
+
+
+def tensor_source(s: InputSpec) -> str:
+    """`torch.tensor([...], dtype=...).reshape(...)`: the input's data, numbers rendered as numbers."""
+    data = "[" + ", ".join(_elem(x, s.dtype) for x in s.data) + "]"
+    dt = {"float": "torch.float32", "int": "torch.int64", "bool": "torch.bool"}[s.dtype]
+    assert set(TORCH_DTYPES) == {"float", "int", "bool"}
+    return f"torch.tensor({data}, dtype={dt}).reshape({tuple(int(n) for n in s.shape)!r})"
 
 
 def _elem(x, dtype: str) -> str:

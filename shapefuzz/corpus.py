@@ -89,10 +89,14 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
-def save_case(root: Path, case: Case, repro: str, log: str, observation: Any = None) -> Path:
+def save_case(root: Path, case: Case, repro: str, log: str, observation: Any = None,
+              check: str | None = None) -> Path:
+    """repro.py (the issue form), check.py (the full harness, when given), log.txt, case.json."""
     d = Path(root) / case_dirname(case.finding)
-    # repro.py and log.txt first: case.json is written last, so its presence means "complete".
+    # the scripts and log.txt first: case.json is written last, so its presence means "complete".
     atomic_write(d / "repro.py", repro)
+    if check is not None:
+        atomic_write(d / "check.py", check)
     atomic_write(d / "log.txt", log)
     atomic_write(d / "case.json", json.dumps(case.to_json(observation), indent=1, sort_keys=True))
     return d

@@ -20,7 +20,7 @@ class PromoteError(ValueError):
 def promote_case(case_path: str | Path, corpus: str | Path, name: str = "", status: str = "bug",
                  upstream: str = "", force: bool = False) -> Path:
     """Copy the case into corpus/<name> with the given status; returns the new folder."""
-    from shapefuzz.repro import repro_source
+    from shapefuzz.repro import write_scripts
 
     if status not in STATUSES:
         raise PromoteError(f"--status {status!r}: must be one of {', '.join(STATUSES)}")
@@ -46,7 +46,7 @@ def promote_case(case_path: str | Path, corpus: str | Path, name: str = "", stat
     atomic_write(dest / "log.txt", log.read_text() if log.exists() else case.finding.detail)
     atomic_write(dest / "case.json", json.dumps(obj, indent=1, sort_keys=True))
     try:
-        atomic_write(dest / "repro.py", repro_source(load_case(dest)))
+        write_scripts(dest, load_case(dest))  # repro.py and check.py
     except CaseError as e:  # cannot happen for a case that loaded above; say so loudly
         raise PromoteError(f"{dest}: the promoted case does not load ({e})") from None
     return dest

@@ -15,7 +15,7 @@ from shapefuzz.observation import to_jsonable
 from shapefuzz.oracles import get_oracle
 from shapefuzz.progress import CampaignProgress
 from shapefuzz.report import op_family_counts, write_report
-from shapefuzz.repro import repro_source
+from shapefuzz.repro import check_source, repro_source
 from shapefuzz.workers import WorkerPool, import_plugins
 from shapefuzz.strategies.settings import GenSettings
 
@@ -80,7 +80,7 @@ def _by_oracle(counts) -> dict:
 
 
 def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
-    """A finding counts only if its own repro.py exits 1 (the bug shows standalone)."""
+    """A finding counts only if its issue form, repro.py, exits 1 standalone (shapefuzz/repro/)."""
     try:
         r = subprocess.run([sys.executable, str(case_dir / "repro.py")], capture_output=True,
                            text=True, timeout=timeout_s)
@@ -126,7 +126,8 @@ def run_fuzz(opts: FuzzOptions) -> int:
 
     def on_bug(bug: FoundBug) -> None:
         case, repro, log = _case_for(bug, opts)
-        saved[bug.finding.key] = save_case(cases_root, case, repro, log, _observation_of(bug))
+        saved[bug.finding.key] = save_case(cases_root, case, repro, log, _observation_of(bug),
+                                           check=check_source(case))
 
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
                            shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers)

@@ -189,20 +189,30 @@ def test_metamorphic_runs_are_attached_for_default_config():
 
 
 @pytest.mark.parametrize("kind", ["fresh", "redundant"])
-def test_metamorphic_repro_passes_and_fails(kind, tmp_path):
+@pytest.mark.parametrize("script", ["repro.py", "check.py"])
+def test_metamorphic_repro_passes_and_fails(kind, script, tmp_path):
     import subprocess
     import sys
 
-    from shapefuzz.qrepro import question_repro_source
+    from shapefuzz.corpus import Case
+    from shapefuzz.findings import Finding
+    from shapefuzz.repro import check_source, repro_source
 
     p = QProgram(P.instrs[:4] + (QInstr("ask", ("bool", ">", Ref(0), 2)),))
-    src = question_repro_source(p, '"""metamorphic repro"""', "", "default", None, kind)
-    path = tmp_path / "repro.py"
+    f = Finding("metamorphic", "medium", "torch-env", "default", kind, "s", "d",
+                f"metamorphic:{kind}:torch-env:default")
+    src = (repro_source if script == "repro.py" else check_source)(Case(f, p, None, torch_version="2.13"))
+    path = tmp_path / script
     path.write_text(src)
     ok = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     # plant a difference in the second run: its bool answer is negated
-    head, tail = src.split("def main2(", 1)
-    path.write_text(head + "def main2(" + tail.replace("bool(c)", "not bool(c)", 1))
+    if script == "repro.py":
+        planted = src.replace("answers[-1].append((got,", "answers[-1].append((got if len(answers) == 1 else not got,")
+    else:
+        head, tail = src.split("def main2(", 1)
+        planted = head + "def main2(" + tail.replace("bool(c)", "not bool(c)", 1)
+    assert planted != src
+    path.write_text(planted)
     bad = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert bad.returncode == 1 and "BUG" in bad.stdout, bad.stdout + bad.stderr

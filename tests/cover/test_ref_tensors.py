@@ -12,13 +12,13 @@ import json
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
-from shapefuzz.strategies import programs
 
 from shapefuzz.ops import all_ops, get_op
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.agreement import eager_agreement
 from shapefuzz.oracles.differential import config_differential, config_kind, system_differential
 from shapefuzz.program import InputSpec, Instr, Program, Ref
+from shapefuzz.strategies import programs
 from shapefuzz.systems import CONFIGS, get_system
 from shapefuzz.systems.ref import RefSystem
 from shapefuzz.systems.ref import env as env_mod
@@ -176,7 +176,7 @@ def test_a_bug_planted_in_an_optimization_is_found_on_tensor_programs(monkeypatc
 def test_repro_replays_a_ref_finding_and_exits_1_while_it_reproduces(monkeypatch, capsys):
     from shapefuzz.corpus import Case
     from shapefuzz.repro import repro_source
-    from shapefuzz.systems.ref.repro import replay_ref_finding
+    from shapefuzz.repro.ref import replay_ref_finding
 
     narrow = type(get_op("narrow"))
     orig = narrow.symbolic
@@ -206,7 +206,7 @@ def test_an_op_without_a_rule_is_skipped_not_a_finding(monkeypatch):
 
 def test_system_differential_repro_runs_the_torch_side(monkeypatch, capsys):
     from shapefuzz.corpus import Case
-    from shapefuzz.systems.ref.repro import replay_ref_finding
+    from shapefuzz.repro.ref import replay_ref_finding
 
     narrow = type(get_op("narrow"))
     monkeypatch.setattr(narrow, "symbolic", _narrow_off_by_one(narrow.symbolic))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shapefuzz.corpus import load_case
-from shapefuzz.repro import repro_source
+from shapefuzz.repro import check_source, repro_source
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
@@ -36,5 +36,6 @@ def test_repro_is_standalone_and_says_what_it_checks(name, tmp_path):
 def test_reference_function_is_only_written_out_when_branches_were_forced():
     case = load_case(CORPUS / "pending-unbacked-narrow-make_fx")
     assert not case.fallback_branches
-    src = repro_source(case)
+    src = check_source(case)
     assert "f_ref = f  #" in src and "def f_ref(" not in src and src.count("def f(") == 1
+    assert "f_ref" not in repro_source(case)  # a trace error: eager is the program itself

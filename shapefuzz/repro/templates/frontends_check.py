@@ -1,22 +1,25 @@
-"""repro.py for a front-end differential finding: the program traced by the two front-ends the
-finding compares (oracles/frontends.PAIRS), each as the system does it, and their outcome
-classes (ok / dde / constraint / error) printed side by side. Exits 1 while they differ, 0 once
-they agree. Needs only torch."""
+"""check.py for front-end differential findings: the full harness (Note [repro templates] in
+shapefuzz/repro/common.py): the program traced by the two front-ends the finding compares, each
+as the shape system does it, and their outcome classes (ok / dde / constraint / error)."""
 
 from __future__ import annotations
 
-from shapefuzz.codegen import HEADER, function_source, inputs_source
-
-__all__ = ["frontends_repro_source"]
-
-_BODY = '''
 import sys
+from typing import TYPE_CHECKING
 
+import torch
+import torch._dynamo
+
+if TYPE_CHECKING:
+    from shapefuzz.repro.templates._slots import DIMS, SIDES, f, inputs
 
 def outcome(e):
     """ok / dde / constraint / error, as shapefuzz classifies (a DDE wrapped in a UserError
     by Dynamo is a DDE)."""
-    from torch.fx.experimental.symbolic_shapes import ConstraintViolationError, GuardOnDataDependentSymNode
+    from torch.fx.experimental.symbolic_shapes import (
+        ConstraintViolationError,
+        GuardOnDataDependentSymNode,
+    )
     x, seen = e, set()
     while x is not None and id(x) not in seen:
         seen.add(id(x))
@@ -95,14 +98,3 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
-'''
-
-
-def frontends_repro_source(case, head: str) -> str:
-    from shapefuzz.oracles.frontends import pair_of
-
-    p = case.program
-    sides = [list(t) for t in pair_of(case.finding)]
-    return "".join([head, HEADER, "\n", function_source(p, "f"), "\n", inputs_source(p.inputs, "inputs"),
-                    f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n", f"SIDES = {[tuple(s) for s in sides]!r}\n",
-                    _BODY])

@@ -1,0 +1,74 @@
+"""Repro scripts for a case: two per finding folder.
+
+- `repro.py`, the issue form (DESIGN.md "repro.py is the issue form"): what a PyTorch developer
+  pastes into an issue. Imports, the program as plain torch code, the one public torch call
+  that shows the bug, expected vs got printed, exit 1 while the bug is there and 0 once it is
+  fixed. A finding counts as confirmed only when its issue form exits 1 standalone (run.confirm).
+- `check.py`, the full harness: the checks the campaign made, written out (acceptance of inputs,
+  every claim, both runs of a differential), for `shapefuzz replay` users and CI.
+
+One module per family of finding (traced make_fx/export, compile call sequences, front-end pairs,
+question programs, ref findings), over `common` (docstring, config switches, templates, script
+assembly). Templates are real modules in `templates/` (Note [repro templates] in common.py).
+Everything taken from a case goes through codegen (registered op names, numbers rendered as
+numbers) or common.safe, so a crafted case cannot inject code (tests/cover/test_hostile.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import ModuleType
+
+__all__ = ["SCRIPTS", "check_source", "family", "line_limit", "regenerate", "repro_source",
+           "write_scripts"]
+
+#: file name -> what it holds, in every finding folder
+SCRIPTS = {"repro.py": "the issue form", "check.py": "the full harness"}
+
+
+def family(case) -> ModuleType:
+    """The module that writes this case's scripts."""
+    from shapefuzz.kinds import kind_of
+    from shapefuzz.repro import calls, frontends, questions, ref, traced
+
+    f = case.finding
+    if ref.is_ref_finding(f):  # Note [confirming ref findings]
+        return ref
+    if kind_of(case.program).name == "questions":
+        return questions
+    if f.oracle == "frontend-differential":
+        return frontends
+    if f.system == "compile":
+        return calls
+    return traced
+
+
+def repro_source(case, torch_version: str = "") -> str:
+    """repro.py, the issue form."""
+    return family(case).issue(case, torch_version or case.torch_version)
+
+
+def check_source(case, torch_version: str = "") -> str:
+    """check.py, the full harness."""
+    return family(case).check(case, torch_version or case.torch_version)
+
+
+def line_limit(case) -> int:
+    """At most this many lines in the case's repro.py (30 when the public artifact shows the
+    finding as it is, 60 where the check needs a helper)."""
+    return family(case).line_limit(case)
+
+
+def write_scripts(folder: Path, case) -> None:
+    """Write repro.py and check.py into a case folder (atomically)."""
+    from shapefuzz.corpus import atomic_write
+
+    atomic_write(Path(folder) / "repro.py", repro_source(case))
+    atomic_write(Path(folder) / "check.py", check_source(case))
+
+
+def regenerate(root: str) -> None:
+    """Rewrite every repro.py and check.py under root from its case.json (after a template change)."""
+    from shapefuzz.corpus import load_case
+
+    for p in sorted(Path(root).rglob("case.json")):
+        write_scripts(p.parent, load_case(p))

@@ -1,0 +1,296 @@
+"""What every repro script shares: the docstring at its head, the finding's config as plain
+torch switches, templates read as text, and the assembly of a script whose imports are exactly
+the ones it uses.
+
+Note [repro templates]: generated scripts are built from real `.py` files in
+shapefuzz/repro/templates/, which ruff and the tests see (tests/cover/test_repro_package.py
+imports each one). Two shapes:
+- a *block* is a function whose body is pasted at the script's top level: its parameters are
+  the names the script defined before it, its trailing `return` names what it leaves for the
+  blocks after it (the return statement itself is not pasted);
+- a *harness* is a whole module pasted below the script's data: its imports go to the script's
+  import list, the names it expects from the data are declared under `if TYPE_CHECKING:` (from
+  templates/_slots.py), and everything after that declaration is pasted as it is.
+Templates are addressed by module and function name through `ast`, never by string index, and
+everything taken from a case reaches a script only through codegen (registered op names,
+numbers rendered as numbers) or `safe` (docstring text)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+__all__ = ["ORACLE_HELP", "Settings", "block", "doc", "function", "fx_lines", "fx_switches", "harness",
+           "imports_of", "inputs_line", "key_of", "kwargs_text", "module_code", "safe", "script",
+           "settings_of"]
+
+ORACLE_HELP = {
+    "eager-agreement": "on the inputs it was traced with, the traced program must behave as eager",
+    "replay": "when the traced artifact's guards accept a new input and no runtime assert fires, "
+              "it must behave as eager on it",
+    "recompile": "torch.compile over a call sequence: a cached graph runs only where its own guards "
+                 "hold, and it recompiles no more than its guards require",
+    "truth": "every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete "
+             "answer for the values the sizes really have, also for other values its guards accept",
+    "metamorphic": "the same questions asked again (fresh env, or after redundant questions) must get "
+                   "the same answers",
+    "config-differential": "switching one optimization on or off must not change any answer",
+    "system-differential": "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
+    "frontend-differential": "front-ends that declare the same dims dynamic must reach the same "
+                             "outcome (ok, data-dependent error, constraint violation)",
+    "static-soundness": "a decision taken without a guard or assert must follow from what is known "
+                        "(z3 found values where it is false; the input below is one)",
+    "guard-soundness": "guards and asserts must imply every decision the trace depends on (z3 "
+                       "found values they accept where a decision is false; the input below is one)",
+    "hint-sanity": "every guard must hold at the hints it was recorded with",
+    "spurious-dde": "a data-dependent error must not be raised on an expression the known facts "
+                    "decide (z3 proved it from them)",
+}
+
+
+def safe(s: str, limit: int = 300) -> str:
+    """Text for inside a docstring: no quote or backslash can close it, no control character."""
+    return "".join(ch for ch in str(s) if ch.isprintable() and ch not in '"\\')[:limit]
+
+
+def key_of(finding) -> str:
+    """The finding's signature as the string files hold (a Signature renders to `.key`)."""
+    key = getattr(finding, "key", None)
+    return key if isinstance(key, str) else str(finding.signature)
+
+
+EXITS = "Exits 1 while the bug is there, 0 once it is fixed."
+
+
+def doc(case, torch_version: str = "", lines: tuple[str, ...] = (), signature: bool = False,
+        exits: str = EXITS) -> str:
+    """The docstring: summary, the oracle in one line, extra lines, system/config/torch and
+    what the exit code means. `signature` adds shapefuzz's dedupe key (check.py)."""
+    f = case.finding
+    version = safe(torch_version or case.torch_version or "?", 60)
+    out = [f'"""{safe(f.summary)}',
+           f"oracle {f.oracle}: {ORACLE_HELP.get(f.oracle, 'see the shapefuzz documentation')}."]
+    if signature:
+        out.append(f"signature: {safe(key_of(f))}")
+    out += [safe(x, 2000) for x in lines]
+    out.append(f"system {f.system}, config {safe(f.config, 80)}; found with torch {version}. "
+               f'{safe(exits)}"""')
+    return "\n".join(out) + "\n"
+
+
+# ---- the finding's config as torch switches -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A config as what torch exposes: ShapeEnv kwargs, torch.fx.experimental._config switches,
+    export's strictness and dim kind, and whether sizes 0/1 break the trace's contract. Slow-path
+    configs (slow:*, all-slow) are shapefuzz patches of torch: `slow` lists them."""
+
+    env_kwargs: dict[str, Any]
+    fx: dict[str, Any]
+    strict: bool = False
+    dim_kind: str = "dynamic"
+    small_static: bool = False
+    slow: tuple[str, ...] = ()
+
+
+_EXPORT = {"strict": (True, "dynamic"), "dim-auto": (False, "auto"), "named-dims": (False, "named"),
+           "strict+named-dims": (True, "named")}
+
+
+def settings_of(system: str, config: str) -> Settings:
+    from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLES
+    from shapefuzz.systems.torch_toggles import toggles
+
+    if system == "compile":
+        from shapefuzz.systems.compile_settings import settings_of as compile_settings
+
+        config = compile_settings(config).toggles
+    strict, dims = _EXPORT.get(config, (False, "dynamic"))
+    t = toggles(config if config in TOGGLES else "default")
+    return Settings(t.env_kwargs(), t.fx_overrides(), strict and system == "export", dims,
+                    t.backed_size_oblivious, t.slow_paths())
+
+
+def fx_switches(case, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """torch.fx.experimental._config switches: the campaign's --torch-config (names and plain
+    values only), then the config's own."""
+    out = {k: v for k, v in case.torch_config
+           if isinstance(k, str) and k.isidentifier() and isinstance(v, (bool, int, float))}
+    return out | dict(extra or {})
+
+
+def fx_lines(switches: dict[str, Any], alias: str = "torch.fx.experimental._config") -> list[str]:
+    return [f"{alias}.{k} = {v!r}" for k, v in switches.items()]
+
+
+def kwargs_text(kw: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in kw.items() if k.isidentifier())
+
+
+# ---- program text -------------------------------------------------------------------------------
+
+
+def inputs_line(specs, var: str = "inputs") -> str:
+    """`var = [torch.tensor(...), ...]`, one input per line (codegen renders every number), with
+    how each dim is traced."""
+    from shapefuzz.codegen import tensor_source
+
+    rows = [(tensor_source(s), f"{s.name}: {', '.join(s.dims) or 'scalar'}") for s in specs]
+    if not rows:
+        return f"{var} = []\n"
+    pad = " " * (len(var) + 4)
+    body = [f"{pad if k else ''}{t}{',' if k < len(rows) - 1 else ']'}  # {c}" for k, (t, c) in enumerate(rows)]
+    return f"{var} = [" + "\n".join(body) + "\n"
+
+
+# ---- templates ------------------------------------------------------------------------------------
+
+
+@cache
+def _tree(path: str) -> tuple[list[str], ast.Module]:
+    text = Path(path).read_text()
+    return text.split("\n"), ast.parse(text)
+
+
+def _source(module: ModuleType) -> tuple[list[str], ast.Module]:
+    return _tree(str(module.__file__))
+
+
+def block(module: ModuleType, name: str, trace: str = "") -> str:
+    """The body of template function `name` (Note [repro templates]), dedented, without its
+    docstring and its trailing return; `trace` is written in place of the statement that calls
+    the placeholder `TRACE()` (at its indentation)."""
+    lines, tree = _source(module)
+    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if fn is None:
+        raise KeyError(f"template {module.__name__} has no block {name!r}")
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if body and isinstance(body[-1], ast.Return):
+        body = body[:-1]
+    first, last = body[0].lineno, body[-1].end_lineno
+    chunk = lines[first - 1: last]
+    for stmt in sorted(_trace_statements(fn), key=lambda st: -st.lineno):
+        if not trace:
+            raise ValueError(f"block {name!r} calls TRACE(): pass the call that traces the program")
+        pad = " " * stmt.col_offset
+        chunk[stmt.lineno - first: stmt.end_lineno - first + 1] = [
+            pad + x for x in trace.rstrip("\n").split("\n")]
+    return textwrap.dedent("\n".join(chunk)) + "\n"
+
+
+def _trace_statements(fn: ast.FunctionDef) -> list[ast.stmt]:
+    return [s for s in ast.walk(fn) if isinstance(s, (ast.Expr, ast.Assign))
+            and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name)
+            and s.value.func.id == "TRACE"]
+
+
+def function(module: ModuleType, name: str) -> str:
+    """Template function `name` as it is written (a helper the script defines)."""
+    lines, tree = _source(module)
+    fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+    first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
+    return "\n".join(lines[first - 1: fn.end_lineno]) + "\n"
+
+
+def imports_of(module: ModuleType) -> list[str]:
+    """A template's top-level imports, as written (not __future__, not the TYPE_CHECKING ones)."""
+    lines, tree = _source(module)
+    text = "\n".join(lines)
+    out = []
+    for n in tree.body:
+        if isinstance(n, ast.ImportFrom) and n.module == "__future__":
+            continue
+        if isinstance(n, ast.ImportFrom) and n.module == "typing":
+            names = [a.name for a in n.names if a.name != "TYPE_CHECKING"]
+            out += [f"from typing import {', '.join(names)}"] if names else []
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.append(ast.get_source_segment(text, n))
+    return out
+
+
+def module_code(module: ModuleType) -> tuple[list[str], str]:
+    """(imports, code) of a standalone module pasted whole: everything after its imports and
+    its `__all__`."""
+    lines, tree = _source(module)
+    head = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom)) or (
+        isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in n.targets))]
+    return imports_of(module), "\n".join(lines[head[-1].end_lineno:]).strip("\n") + "\n"
+
+
+def harness(module: ModuleType) -> tuple[list[str], str]:
+    """(imports, code) of a harness template (Note [repro templates])."""
+    lines, tree = _source(module)
+    start = next((n.end_lineno for n in tree.body
+                  if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"), None)
+    if start is None:
+        raise KeyError(f"template {module.__name__} has no `if TYPE_CHECKING:` declaration")
+    return imports_of(module), "\n".join(lines[start:]).strip("\n") + "\n"
+
+
+# ---- assembly ------------------------------------------------------------------------------------
+
+
+def script(head: str, imports: list[str], parts: list[str], banner: bool = True) -> str:
+    """head + the imports the code uses (in the order given, one line per module) + the parts;
+    `banner`: the code starts by printing the torch version (an issue asks for it)."""
+    code = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
+    if banner:
+        code = 'print("torch", torch.__version__)\n' + code
+    used = _used(code)
+    keep: dict[str, list[str]] = {}  # one line per module: `import x` lines keyed by their text
+    future = [i for i in imports if i.startswith("from __future__")]
+    for imp in imports:
+        node = ast.parse(imp).body[0]
+        if imp in future:
+            continue
+        if isinstance(node, ast.ImportFrom):
+            names = keep.setdefault(f"from {node.module}", [])
+            names += [n for n in (a.name + (f" as {a.asname}" if a.asname else "")
+                                  for a in node.names if (a.asname or a.name) in used) if n not in names]
+        elif all(_import_used(a, used) for a in node.names):
+            keep.setdefault(imp, [])
+    lines = [k if k.startswith("import ") else f"{k} import {', '.join(v)}" for k, v in keep.items()
+             if k.startswith("import ") or v]
+    return head + "\n".join(list(dict.fromkeys(future)) + _grouped(lines)) + "\n\n" + code
+
+
+def _used(code: str) -> set[str]:
+    tree = ast.parse(code)
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        _dotted(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+
+
+def _dotted(n: ast.AST) -> str:
+    parts = []
+    while isinstance(n, ast.Attribute):
+        parts.append(n.attr)
+        n = n.value
+    return ".".join([n.id, *reversed(parts)]) if isinstance(n, ast.Name) else ""
+
+
+def _import_used(alias: ast.alias, used: set[str]) -> bool:
+    """`import a.b.c` is used when some attribute chain starts with a.b.c (a submodule import
+    loads it); `import a` when `a` is named; `import a as b` when b is."""
+    if alias.asname:
+        return alias.asname in used
+    if "." not in alias.name:
+        return alias.name in used
+    return any(u == alias.name or u.startswith(alias.name + ".") for u in used)
+
+
+def _grouped(imports: list[str]) -> list[str]:
+    """Standard library first, then torch (and sympy, z3): `import` lines, then `from` lines."""
+    third = ("torch", "sympy", "z3")
+    std = [i for i in imports if i.split()[1].split(".")[0] not in third]
+    rest = [i for i in imports if i.split()[1].split(".")[0] in third]
+    plain = sorted(i for i in rest if i.startswith("import "))
+    return std + plain + [i for i in rest if i.startswith("from ")]

@@ -1,0 +1,69 @@
+"""The names a generated script defines before a template's code runs (Note [repro templates]):
+declared for the linter and the type checker, imported by templates only under TYPE_CHECKING.
+Nothing here exists at run time."""
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+# the program and its eager references
+f: Callable[..., tuple]
+f_ref: Callable[..., tuple]
+REFS: list[Callable[..., tuple]]
+# inputs: traced with, checked on, and a compile call sequence
+traced_inputs: list[torch.Tensor]
+check_inputs: list[torch.Tensor]
+inputs: list[torch.Tensor]
+CALLS: list[list[torch.Tensor]]
+# what the finding recorded
+DIMS: list[list[str]]
+UNDEFINED: list[int]
+CHECK: str
+SYSTEM: str
+ON_TRACED_INPUTS: bool
+TARGET: int
+SIDES: list[tuple[str, str]]
+MAPPING: list[int]
+# the finding's config
+ENV_KWARGS: dict[str, Any]
+FX_CONFIG: dict[str, Any]
+DYNAMO_CONFIG: dict[str, Any]
+STRICT: bool
+DIM_KIND: str
+SMALL_STATIC: bool
+BACKEND: str
+SETTINGS: Any
+
+
+def TRACE() -> Any:  # a block's placeholder for the public call (Note [repro templates])
+    raise NotImplementedError
+
+# question programs: torch's ShapeEnv, and what the checks collected
+se: Any
+wrong: list[str]
+claims: list[tuple[int, bool]]
+answers: list
+leaves: list
+SLOW_CONFIG: str
+# front-end pairs
+M: Any
+dynamic_shapes: Any
+dynamic_sizes: list
+marked: list[tuple[int, int]]
+sides: list
+SIDES_DATA: list[tuple[str, str]]
+# compile call sequences (check.py pastes shapefuzz/systems/graph_facts.py above its harness)
+GraphLog: Any
+facts_reject: Any
+_mark: Any
+_reusable: Any
+_silent_specialization: Any
+_stayed_static: Any
+calls: list[list[torch.Tensor]]
+refs: list[Callable[..., tuple]]
+cf: Callable[..., tuple]
+graphs: list
+ran: list[tuple[int, int]]
+call: int
+undefined: set[int]

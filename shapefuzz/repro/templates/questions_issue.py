@@ -1,0 +1,118 @@
+"""Issue-form pieces for question programs: torch's ShapeEnv asked directly (shapefuzz/repro/
+questions.py puts them together; Note [repro templates] in shapefuzz/repro/common.py). The
+program's lines stand where `TRACE()` is."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+import sympy
+import torch
+import torch.fx.experimental._config
+from torch._dynamo.source import ConstantSource
+from torch.fx.experimental.symbolic_shapes import (
+    DimDynamic,
+    ShapeEnv,
+    guard_or_false,
+    guard_or_true,
+    guard_size_oblivious,
+    statically_known_true,
+)
+from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+if TYPE_CHECKING:
+    from shapefuzz.repro.templates._slots import TRACE, answers, claims, se, wrong
+
+#: every name a generated script may import from this template's imports
+IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true,
+            torch.fx.experimental._config)
+
+
+def backed(hint, name):
+    """A backed size, as torch makes one for a tensor dim."""
+    src = ConstantSource(name)
+    return se.create_symintnode(se.create_symbol(hint, src, DimDynamic.DUCK), hint=hint, source=src)
+
+
+def backed_oblivious(hint, name):
+    """A backed size under backed_size_oblivious: not 0/1-specialized, and size-like."""
+    src = ConstantSource(name)
+    s = se.create_symbol(hint, src, DimDynamic.DUCK, do_not_specialize_zero_one=True)
+    se.size_like.add(s)
+    return se.create_symintnode(s, hint=hint, source=src)
+
+
+def unbacked():
+    """A fresh unbacked SymInt (its concrete value is in the comment where it is made)."""
+    u = se.create_unbacked_symint()
+    se.pending_fresh_unbacked_symbols.clear()
+    return u
+
+
+def claim(k, c, got, fallback, want):
+    """Question k's answer must be the concrete one, `want`, unless it is an undecided fallback."""
+    expr = c.node.expr if isinstance(c, torch.SymBool) else c
+    static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
+    if got != fallback or static is not None:
+        claims.append((k, got))
+    if got != want and (got != fallback or (static is not None and bool(static) != want)):
+        wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
+
+
+def replay(leaves, answers):
+    """Other values (leaf, value): where every guard, deferred assert and size range accepts
+    them, every claim must still be the concrete answer there, `answers`."""
+    binding = {}
+    for leaf, v in leaves:  # a specialized leaf (an int), or two that share a symbol, must fit
+        e = sympy.sympify(leaf.node.expr if isinstance(leaf, torch.SymInt) else leaf)
+        if (e.is_number and e != v) or binding.setdefault(e, v) != v:
+            return print("the other values do not fit the symbols")
+    binding = {s: v for s, v in binding.items() if not s.is_number}
+    facts = [g.expr for g in se.guards] + [a.expr for ras in se.deferred_runtime_asserts.values() for a in ras]
+    if not all(f.xreplace(binding) == sympy.true for f in facts) or any(
+            v not in se.var_to_range[s] for s, v in binding.items() if symbol_is_type(s, SymT.SIZE)):
+        return print("the guards, asserts or size ranges reject the other values")
+    for k, got in claims:
+        if k < len(answers) and got != answers[k]:
+            wrong.append(f"question {k}: expected {answers[k]} with {binding}, where every guard and "
+                         f"assert holds, got {got}, claimed for every such value")
+
+
+def run():
+    """The program, then what its claims showed (a data-dependent error is an answer too)."""
+    try:
+        TRACE()
+    except Exception as e:
+        print(f"raised {type(e).__name__}: {e}")
+        if "data-dependent" not in str(e).lower() and not type(e).__name__.startswith("GuardOnData"):
+            sys.exit(1)
+    for w in wrong:
+        print("BUG:", w)
+    print("OK: every claim is the concrete answer" if not wrong else "")
+    sys.exit(1 if wrong else 0)
+
+
+def ask(k, c, got, fallback):
+    """Record question k's answer, and whether it is a claim (not an undecided fallback)."""
+    static = se._maybe_evaluate_static(c.node.expr) if isinstance(c, torch.SymBool) else c
+    answers[-1].append((got, got != fallback or static is not None))
+
+
+def two_runs(first, second, kind, mapping):
+    """Each question's answer in the first run and, at mapping[k], in the second run: a claim
+    in both must be the same claim (a fallback is always allowed)."""
+    for run in (first, second):
+        answers.append([])
+        try:
+            run()
+        except Exception as e:
+            answers[-1].append(("raised", type(e).__name__))
+    for k, j in enumerate(mapping):
+        a = answers[0][k] if k < len(answers[0]) else None
+        b = answers[1][j] if j < len(answers[1]) else None
+        print(f"question {k}: first run {a}, {kind} run {b}")
+        if a != b and not (a and b and a[0] != "raised" and b[0] != "raised" and not (a[1] and b[1])):
+            print(f"BUG: question {k} is answered differently in the {kind} run")
+            sys.exit(1)
+    print(f"OK: the {kind} run answers alike")

@@ -1,0 +1,194 @@
+"""Repro scripts for make_fx / export findings on tensor programs.
+
+The issue form traces the program with the one public call the finding is about (make_fx on
+inputs whose dims are marked as the finding's; torch.export.export and `ep.module()`), then
+shows the bug: the trace raises where eager succeeds; the artifact's outputs differ from eager's
+on the traced inputs or on the new input the finding recorded (make_fx: its guards evaluated and
+its deferred asserts inserted by hand, as make_fx does neither); or an output's symbolic shape
+evaluates to another shape than the graph returns. check.py is the full harness
+(templates/traced_check.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shapefuzz.codegen import function_source, inputs_source
+from shapefuzz.repro import common
+from shapefuzz.repro.templates import traced_check, traced_issue
+
+__all__ = ["check", "issue", "line_limit"]
+
+_DDE_EXITS = "Exits 2 while the data-dependent error is raised (shown, not confirmed), 0 once it traces."
+_DIM = {"static": "DimDynamic.STATIC", "dynamic": "DimDynamic.DUCK", "unbacked": "DimDynamic.UNBACKED"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the issue form of a case does."""
+
+    check: str  # raises | compare | accepts-invalid | symbolic
+    marked: bool  # make_fx on fake inputs marked as the finding's dims (a ShapeEnv of its own)
+    replay: bool  # checked on the recorded new input, not the traced inputs
+    patch_env: bool  # export under ShapeEnv settings: every ShapeEnv gets them
+
+
+def _plan(case) -> _Plan:
+    f, p = case.finding, case.program
+    s = common.settings_of(f.system, f.config)
+    check = {"trace-error": "raises", "spurious-dde": "raises", "symbolic-shape": "symbolic",
+             "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
+    replay = case.replay_inputs is not None and check != "raises"
+    kinds = {d for spec in p.inputs for d in spec.dims}
+    marked = f.system == "make_fx" and (check == "symbolic" or replay or bool(s.env_kwargs)
+                                        or len(kinds) > 1 or "unbacked" in kinds)
+    return _Plan(check, marked, replay, f.system == "export" and bool(s.env_kwargs))
+
+
+def line_limit(case) -> int:
+    """30 lines for a finding the public artifact shows as it is; 60 where the check needs a
+    helper (marked fake inputs, guards by hand, symbolic shapes evaluated, settings patched)."""
+    plan = _plan(case)
+    return 60 if plan.marked or plan.replay or plan.patch_env or plan.check == "symbolic" else 30
+
+
+def issue(case, torch_version: str = "") -> str:
+    f, p = case.finding, case.program
+    plan = _plan(case)
+    s = common.settings_of(f.system, f.config)
+    lines = _doc_lines(case, plan)
+    parts = [function_source(p, "f"), common.inputs_line(p.inputs)]
+    if plan.replay:
+        parts.append(common.inputs_line(case.replay_inputs, "new_inputs"))
+    parts += common.fx_lines(common.fx_switches(case, s.fx))
+    parts += _trace_setup(case, plan, s)
+    if plan.check == "raises":
+        name = "raises_dde" if f.kind == "spurious-dde" else "raises"
+        parts.append(common.block(traced_issue, name, _trace_call(case, plan, s, bind=False)))
+        exits = _DDE_EXITS if f.kind == "spurious-dde" else common.EXITS
+        return common.script(common.doc(case, torch_version, lines, exits=exits), _imports(), parts)
+    parts.append(common.block(traced_issue, "trace", _trace_call(case, plan, s)))
+    parts.append("args = new_inputs  # a new input, its guards accept it\n" if plan.replay else
+                 "args = inputs  # checked on the inputs it was traced with\n")
+    if plan.replay and f.system == "make_fx":
+        parts.append(common.block(traced_issue, "guards_accept"))
+    if plan.check == "symbolic":
+        if f.system == "export":
+            parts.append(common.block(traced_issue, "export_shape_env"))
+        parts += [common.function(traced_issue, "traced_shapes"), common.block(traced_issue, "symbolic")]
+        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+    parts += _reference(case)
+    if plan.check == "accepts-invalid":
+        parts.append(common.block(traced_issue, "accepts_invalid"))
+        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+    parts.append(common.block(traced_issue, "run_traced"))
+    undefined = sorted(p.undefined_outputs())
+    if undefined:
+        parts += [f"undefined = {set(undefined)!r}  # outputs of torch.empty\n",
+                  common.block(traced_issue, "shapes_only")]
+    parts.append(common.block(traced_issue, "assert_same"))
+    return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+
+
+def _imports() -> list[str]:
+    return ["import sys", *common.imports_of(traced_issue)]
+
+
+def _doc_lines(case, plan: _Plan) -> tuple[str, ...]:
+    f = case.finding
+    out = []
+    if plan.check == "raises" and f.kind == "spurious-dde":
+        out += [f"The known facts decide the expression: {common.safe(f.detail, 600)}",
+                "No standalone script confirms a missed proof (README, spurious DDE): this one shows "
+                "the data-dependent error."]
+    if plan.replay:
+        out.append(f"new_inputs: {f.detail.splitlines()[0] if f.detail else ''}")
+    s = common.settings_of(f.system, f.config)
+    if s.slow:
+        out.append(f"Config {f.config} is torch with shapefuzz's slow-path patches ({', '.join(s.slow)}); "
+                   "this script runs torch as shipped (with the config's settings).")
+    return tuple(out)
+
+
+def _trace_setup(case, plan: _Plan, s: common.Settings) -> list[str]:
+    """What comes before the trace: marked fake inputs (make_fx), the M wrapper (export)."""
+    p = case.program
+    if plan.marked:
+        sizes = ", ".join("[" + ", ".join(_DIM[d] for d in spec.dims) + "]" for spec in p.inputs)
+        return [f"shape_env = ShapeEnv({common.kwargs_text(s.env_kwargs)})\n",
+                f"dynamic_sizes = [{sizes}]  # how each input dim is traced\n",
+                common.block(traced_issue, "fakes_of")]
+    if case.finding.system != "export":
+        return []
+    out = []
+    if plan.patch_env:
+        out += [f"env_kwargs = {s.env_kwargs!r}\n", common.block(traced_issue, "shape_env_settings")]
+    return out + [common.block(traced_issue, "module")]
+
+
+def _trace_call(case, plan: _Plan, s: common.Settings, bind: bool = True) -> str:
+    """The public call that traces the program; `bind`: as `gm = ...`, the artifact to call."""
+    if case.finding.system == "make_fx":
+        kinds = {d for spec in case.program.inputs for d in spec.dims}
+        mode, args = ("symbolic", "fakes") if plan.marked else (
+            ("fake", "inputs") if kinds == {"static"} else ("symbolic", "inputs"))
+        call = f'make_fx(f, tracing_mode="{mode}")(*{args})'
+        return f"gm = {call}" if bind else call
+    specs = [_dims_spec(i, spec, s.dim_kind) for i, spec in enumerate(case.program.inputs)]
+    args = ["M()", "tuple(inputs)"]
+    if any(x != "None" for x in specs):
+        args.append(f"dynamic_shapes=({', '.join(specs)}{',' if len(specs) == 1 else ''})")
+    if s.strict:
+        args.append("strict=True")
+    call = f"export({', '.join(args)})"
+    return f"ep = {call}\ngm = ep.module()" if bind else call
+
+
+def _dims_spec(i: int, spec, kind: str) -> str:
+    """export's dynamic_shapes entry for one input: the non-static dims of size >= 2 (a size
+    0/1 example is specialized by export, so declaring it dynamic would be a user error)."""
+    def dim(d: int, n: int) -> str:
+        if kind == "auto":
+            return "Dim.AUTO"
+        if kind == "named":
+            return f"Dim({f'x{i}_{d}'!r}, min=2, max={max(4 * int(n), 16)})"
+        return "Dim.DYNAMIC"
+
+    dims = {d: dim(d, n) for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2}
+    return "{" + ", ".join(f"{d}: {v}" for d, v in dims.items()) + "}" if dims else "None"
+
+
+def _reference(case) -> list[str]:
+    forced = frozenset(case.fallback_branches)
+    if not forced:
+        return ["f_ref = f  # the reference: eager (no branch was sent to its fallback arm)\n"]
+    return ["# the reference: eager, with the branches the trace sent to their fallback arm\n",
+            function_source(case.program, "f_ref", forced)]
+
+
+# ---- check.py: the full harness ------------------------------------------------------------------
+
+
+def check(case, torch_version: str = "") -> str:
+    """Today's full harness: both traces written out, the trace's own acceptance of the input
+    (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
+    f, p = case.finding, case.program
+    forced = frozenset(case.fallback_branches)
+    s = common.settings_of(f.system, f.config)
+    check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs
+    undefined = sorted(p.undefined_outputs())
+    kind = f.kind if f.kind in ("trace-error", "symbolic-shape") else "compare"
+    imports, code = common.harness(traced_check)
+    ref = (["\n# the reference: eager, with the branches the trace sent to their fallback arm\n",
+            function_source(p, "f_ref", forced)] if forced else
+           ["f_ref = f  # the reference: eager (no branch was sent to its fallback arm)\n"])
+    data = [function_source(p, "f"), *ref, "\n", inputs_source(p.inputs, "traced_inputs"),
+            inputs_source(check_inputs, "check_inputs"),
+            f"DIMS = {[list(x.dims) for x in p.inputs]!r}\n",
+            f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
+            f"SYSTEM = {f.system!r}\n", f"CHECK = {kind!r}\n",
+            f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n",
+            f"ENV_KWARGS = {s.env_kwargs!r}\n", f"FX_CONFIG = {common.fx_switches(case, s.fx)!r}\n",
+            f"STRICT = {s.strict!r}\n", f"DIM_KIND = {s.dim_kind!r}\n",
+            f"SMALL_STATIC = {s.small_static!r}\n", "\n\n", code]
+    imports += common.imports_of(traced_issue)  # what the program's source may name
+    return common.script(common.doc(case, torch_version, signature=True), imports, data, banner=False)
