@@ -1,0 +1,138 @@
+"""The repro package: every corpus case's repro.py is an issue form (torch only, no unused
+import, within its line limit) that exits 1 while the bug is there; check.py is current; the
+templates are real modules that import without running anything."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.corpus import load_case
+from shapefuzz.repro import check_source, family, line_limit, repro_source
+
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
+CASES = sorted(CORPUS.rglob("case.json"))
+IDS = [p.parent.name for p in CASES]
+
+
+def imported_names(tree: ast.Module) -> list[tuple[str, str]]:
+    """(what the import binds or loads, its source line) for every import in the script."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) or (isinstance(node, ast.ImportFrom) and node.module != "__future__"):
+            out += [(a.asname or a.name, ast.unparse(node)) for a in node.names]
+    return out
+
+
+def used_names(tree: ast.Module) -> set[str]:
+    """Every name read, and every dotted attribute chain (a.b.c) spelled, in the script."""
+    def dotted(n):
+        parts = []
+        while isinstance(n, ast.Attribute):
+            parts.append(n.attr)
+            n = n.value
+        return ".".join([n.id, *reversed(parts)]) if isinstance(n, ast.Name) else ""
+
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    chains = {dotted(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    return names | {c for chain in chains for c in _prefixes(chain)}
+
+
+def _prefixes(chain: str) -> list[str]:
+    parts = chain.split(".")
+    return [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
+
+
+def unused_imports(src: str) -> list[str]:
+    """Imports nothing in the script uses: `import a.b` counts as used only when some attribute
+    chain spells a.b (the submodule import is what it is for)."""
+    tree = ast.parse(src)
+    used = used_names(tree)
+    return [line for name, line in imported_names(tree) if name not in used]
+
+
+def test_the_unused_import_check_is_not_vacuous():
+    assert unused_imports("import sys\nimport torch\nprint(torch.ones(1))\n") == ["import sys"]
+    assert unused_imports("import torch.nn.attention.flex_attention\nimport torch\ntorch.ones(1)\n") == [
+        "import torch.nn.attention.flex_attention"]
+    assert unused_imports("from a import b, c\nb()\n") == ["from a import b, c"]
+    assert not unused_imports("import torch.fx.experimental._config\n"
+                              "torch.fx.experimental._config.x = 1\n")
+
+
+def test_corpus_is_not_empty():
+    assert CASES
+
+
+@pytest.mark.parametrize("path", CASES, ids=IDS)
+def test_repro_is_an_issue_form(path):
+    case = load_case(path)
+    src = (path.parent / "repro.py").read_text()
+    assert src == repro_source(case), "regenerate: python -c 'from shapefuzz.repro import regenerate; regenerate(\"corpus\")'"
+    n = len(src.splitlines())
+    assert n <= line_limit(case), f"{n} lines, the limit for {family(case).__name__} is {line_limit(case)}"
+    tree = ast.parse(src)
+    mods = [name for name, _ in imported_names(tree)] + [
+        n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module]
+    assert not [m for m in mods if m.split(".")[0] == "shapefuzz"], "repro.py must need torch only"
+    assert not unused_imports(src), unused_imports(src)
+    assert "def main(" not in src and "CHECK = " not in src  # no generic harness
+
+
+@pytest.mark.parametrize("path", CASES, ids=IDS)
+def test_check_is_current(path):
+    assert (path.parent / "check.py").read_text() == check_source(load_case(path))
+
+
+@pytest.mark.parametrize("path", [p for p in CASES if load_case(p).status in ("bug", "known-upstream")], ids=[
+    p.parent.name for p in CASES if load_case(p).status in ("bug", "known-upstream")])
+def test_issue_form_exits_1_while_the_bug_is_there(path, tmp_path):
+    script = tmp_path / "repro.py"
+    script.write_text((path.parent / "repro.py").read_text())  # standalone: not next to its case
+    r = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "BUG" in r.stdout and "expected" in r.stdout, r.stdout
+
+
+def test_templates_are_modules_that_run_nothing():
+    import shapefuzz.repro.templates as templates
+
+    names = [m.name for m in pkgutil.iter_modules(templates.__path__)]
+    assert {"traced_issue", "traced_check", "questions_issue", "questions_check", "calls_issue",
+            "calls_check", "frontends_issue", "frontends_check"} <= set(names)
+    for name in names:
+        mod = importlib.import_module(f"shapefuzz.repro.templates.{name}")
+        assert mod.__doc__, name
+
+
+def test_every_block_of_every_issue_template_is_python():
+    from shapefuzz.repro import common
+    from shapefuzz.repro.templates import (
+        calls_issue,
+        frontends_issue,
+        questions_issue,
+        traced_issue,
+    )
+
+    for mod in (traced_issue, questions_issue, calls_issue, frontends_issue):
+        tree = ast.parse(Path(mod.__file__).read_text())
+        for fn in [n for n in tree.body if isinstance(n, ast.FunctionDef)]:
+            ast.parse(common.block(mod, fn.name, trace="pass"))
+            ast.parse(common.function(mod, fn.name))
+
+
+def test_a_block_trace_placeholder_needs_its_call():
+    from shapefuzz.repro import common
+    from shapefuzz.repro.templates import traced_issue
+
+    with pytest.raises(ValueError, match="TRACE"):
+        common.block(traced_issue, "raises")
+    body = common.block(traced_issue, "raises", 'make_fx(f, tracing_mode="fake")(*inputs)')
+    assert '    make_fx(f, tracing_mode="fake")(*inputs)\n' in body and "TRACE" not in body
