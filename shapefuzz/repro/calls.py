@@ -83,16 +83,20 @@ def issue(case, torch_version: str = "") -> str:
               *(f"torch._dynamo.config.{k} = {v!r}\n" for k, v in s.dynamo if k.isidentifier())]
     if st.env_kwargs:
         parts += [f"env_kwargs = {st.env_kwargs!r}\n", common.block(traced_issue, "shape_env_settings")]
-    if s.marks:
+    if s.marks == "program":  # each dim as the program marks it
         parts += [common.function(calls_issue, "mark"),
                   f"for args in calls:\n    mark(args, {_marks(case, s.marks)!r})  # the config's marks\n"]
+    elif s.marks:
+        dims = [(i, d) for i, spec in enumerate(p.inputs) for d, k in enumerate(spec.dims) if k != "static"]
+        parts += [f"dims = {dims!r}  # (input, dim): the non-static dims\n",
+                  common.block(calls_issue, f"mark_{s.marks}")]
     options = [f"backend={'backend' if _kind(case) != 'compare' else repr(s.backend)}"]
     options += ["fullgraph=True"] if s.fullgraph else []
     options += [f"dynamic={s.dynamic!r}"] if s.dynamic is not None else []
     if _kind(case) == "unsound-reuse":
-        parts += ["graphs, ran = [], []  # each compiled graph's ShapeEnv; (call, graph) of each run\n",
+        parts += ["graphs, ran, call = [], [], 0  # each graph's ShapeEnv; (call, graph) of each run\n",
                   common.function(calls_issue, "backend")]
-    parts += [f"cf = torch.compile(f, {', '.join(options)})\n", "call = 0\n", common.block(calls_issue, "call_all")]
+    parts += [f"cf = torch.compile(f, {', '.join(options)})\n", common.block(calls_issue, "call_all")]
     if _kind(case) == "compare":
         undefined = p.undefined_outputs()
         parts += [f"undefined = {set(sorted(undefined))!r}  # outputs of torch.empty: only shape and dtype count\n",

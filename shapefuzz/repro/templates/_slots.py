@@ -67,3 +67,4 @@ graphs: list
 ran: list[tuple[int, int]]
 call: int
 undefined: set[int]
+dims: list[tuple[int, int]]

@@ -42,12 +42,33 @@ def call_all(cf, calls):
 
 
 def outcome(fn, args):
-    """The outputs (of a torch.empty one, in `undefined`, only shape and dtype), or the exception."""
+    """The outputs (of torch.empty ones, in `undefined`, only shape and dtype), or the exception."""
     try:
-        out = fn(*args)
+        return tuple(torch.zeros_like(v) if k in undefined else v for k, v in enumerate(fn(*args)))
     except Exception as e:
         return f"{type(e).__name__}: {e}"
-    return tuple(torch.zeros_like(v) if k in undefined else v for k, v in enumerate(out))
+
+
+def mark_dynamic(calls, dims):
+    """mark-dynamic: torch._dynamo.mark_dynamic on the non-static dims of size >= 2, every call."""
+    for args in calls:
+        for i, d in dims:
+            if args[i].shape[d] >= 2:
+                torch._dynamo.mark_dynamic(args[i], d)
+
+
+def mark_static(calls, dims):
+    """mark-static: torch._dynamo.mark_static on the non-static dims, every call."""
+    for args in calls:
+        for i, d in dims:
+            torch._dynamo.mark_static(args[i], d)
+
+
+def mark_unbacked(calls, dims):
+    """mark-unbacked: torch._dynamo.decorators.mark_unbacked on the non-static dims, every call."""
+    for args in calls:
+        for i, d in dims:
+            torch._dynamo.decorators.mark_unbacked(args[i], d)
 
 
 def mark(args, marks):
