@@ -136,3 +136,31 @@ def test_a_block_trace_placeholder_needs_its_call():
         common.block(traced_issue, "raises")
     body = common.block(traced_issue, "raises", 'make_fx(f, tracing_mode="fake")(*inputs)')
     assert '    make_fx(f, tracing_mode="fake")(*inputs)\n' in body and "TRACE" not in body
+
+
+def test_hostile_cases_render_harmless_check_scripts(tmp_path_factory):
+    """check.py, like repro.py (tests/cover/test_hostile.py), carries nothing from a crafted
+    case but names and numbers."""
+    from hypothesis import HealthCheck, given
+    from hypothesis import settings as hsettings
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_hostile import assert_repro_harmless, mutated_cases
+
+    from shapefuzz.corpus import CaseError
+
+    @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(mutated_cases())
+    def run(obj):
+        import json
+
+        p = tmp_path_factory.mktemp("c") / "case.json"
+        p.write_text(json.dumps(obj))
+        try:
+            case = load_case(p)
+        except CaseError:
+            return
+        assert_repro_harmless(check_source(case))
+        assert_repro_harmless(repro_source(case))
+
+    run()
