@@ -16,10 +16,10 @@ from shapefuzz.oracles import get_oracle
 from shapefuzz.progress import CampaignProgress
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
-from shapefuzz.workers import WorkerPool, import_plugins
 from shapefuzz.strategies.settings import GenSettings
+from shapefuzz.workers import WorkerPool, import_plugins
 
-__all__ = ["FuzzOptions", "run_fuzz", "confirm"]
+__all__ = ["FuzzOptions", "confirm", "run_fuzz"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,65 +118,65 @@ def _program_set(out: Path, hashes: list[str]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def run_fuzz(opts: FuzzOptions) -> int:
-    opts.out.mkdir(parents=True, exist_ok=True)
-    import_plugins(opts.plugins)
-    cases_root = opts.out / "findings"
-    saved: dict[str, Path] = {}
-
-    def on_bug(bug: FoundBug) -> None:
-        case, repro, log = _case_for(bug, opts)
-        saved[bug.finding.key] = save_case(cases_root, case, repro, log, _observation_of(bug),
-                                           check=check_source(case))
-
+def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
                            shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers)
-    if opts.database:
-        from dataclasses import replace
+    if not opts.database:
+        return cfg
+    from dataclasses import replace
 
-        from shapefuzz.database import open_database
+    from shapefuzz.database import open_database
 
-        cfg = replace(cfg, database=open_database(opts.database, Campaign.example_space(cfg)))
-    progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None)
-    # Note [resume]: an unfinished campaign in --out goes on where it was killed
-    camp = Campaign(cfg, None, progress, on_bug, checkpoint=lambda s: save_state(opts.out, s),
-                    resume=load_state(opts.out))
-    t0 = time.monotonic()
-    with WorkerPool(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
-                    log_path=str(opts.out / "workers.log"), plugins=opts.plugins) as pool:
-        camp.run(pool)
-        blames = _blames(camp, pool.run_many)
-        shapefuzz_bugs = list(pool.bugs)
-    elapsed = time.monotonic() - t0 + camp.offset_s
-    progress.close()
+    return replace(cfg, database=open_database(opts.database, Campaign.example_space(cfg)))
+
+
+def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: str,
+         opts: FuzzOptions) -> dict:
+    """One finding of report.json."""
+    f, note = bug.finding, known_note(opts.known, sig)
+    return {"signature": sig, "oracle": f.oracle, "severity": f.severity, "system": f.system,
+            "config": f.config, "kind": f.kind, "summary": f.summary, "detail": f.detail,
+            "case_dir": str(case_dir), "count": bug.count, "shrunk": bug.shrunk,
+            "confirmed": confirmed, "program": bug.program.pretty(),
+            "n_instrs": len(bug.program.instrs), "known": note is not None, "known_note": note or "",
+            "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line}
+
+
+def _rows(camp: Campaign, saved: dict[str, Path], blames: dict[str, str],
+          opts: FuzzOptions) -> tuple[list[dict], list[dict]]:
+    """(confirmed findings, unconfirmed ones): a finding counts when its repro.py exits 1."""
     findings, unconfirmed = [], []
     for sig, bug in camp.bugs.items():
-        d = saved.get(sig, cases_root / case_dirname(bug.finding))  # else saved before a resume
+        d = saved.get(sig, opts.out / "findings" / case_dirname(bug.finding))  # else saved before a resume
         ok = confirm(d) if opts.confirm else True
-        row = {"signature": sig, "oracle": bug.finding.oracle, "severity": bug.finding.severity,
-               "system": bug.finding.system, "config": bug.finding.config, "kind": bug.finding.kind,
-               "summary": bug.finding.summary, "detail": bug.finding.detail, "case_dir": str(d),
-               "count": bug.count, "shrunk": bug.shrunk, "confirmed": ok,
-               "program": bug.program.pretty(), "n_instrs": len(bug.program.instrs),
-               "known": known_note(opts.known, sig) is not None,
-               "known_note": known_note(opts.known, sig) or "",
-               "first_s": round(bug.first_s, 2), "first_program": bug.first_program,
-               "blame": blames.get(sig, "")}
-        (findings if ok else unconfirmed).append(row)
-    new = [f for f in findings if not f["known"] or opts.strict]
+        (findings if ok else unconfirmed).append(_row(sig, bug, d, ok, blames.get(sig, ""), opts))
+    return findings, unconfirmed
+
+
+def _nested(counts, limit: int = 0) -> dict:
+    """{(system, config, key): n} -> {system: {config: {key: n}}}; with `limit`, the most
+    frequent `limit` keys per config."""
+    out: dict = {}
+    for (s, c, k), n in counts.most_common():
+        per = out.setdefault(s, {}).setdefault(c, {})
+        if not limit or len(per) < limit:
+            per[k] = n
+    return out
+
+
+def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, unconfirmed: list,
+            shapefuzz_bugs: list) -> dict:
     st = camp.stats
-    outcomes: dict = {}
-    for (s, c, k), n in st.outcomes.items():
-        outcomes.setdefault(s, {}).setdefault(c, {})[k] = n
-    write_report(opts.out, {
+    return {
         "torch_version": _torch_version(), "seed": opts.seed, "elapsed_s": elapsed,
         "campaign_s": camp.elapsed(), "budget_s": opts.budget_s,
         "programs": st.programs, "valid_programs": st.valid,
         "valid_fraction": st.valid / st.programs if st.programs else 0.0,
         "throughput": st.programs / elapsed if elapsed else 0.0,
         "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
-        "outcomes": outcomes, "findings": findings,
-        "new_findings": sum(not f["known"] for f in findings), "unconfirmed": unconfirmed,
+        "outcomes": _nested(st.outcomes), "error_messages": _nested(st.errors, limit=20),
+        "findings": findings, "new_findings": sum(not f["known"] for f in findings),
+        "unconfirmed": unconfirmed,
         "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
         "z3_verdicts": _by_oracle(st.smt),
         "timeline": st.timeline[:: 1 + len(st.timeline) // 2000] + st.timeline[-1:],
@@ -185,13 +185,46 @@ def run_fuzz(opts: FuzzOptions) -> int:
         "generator": to_jsonable(opts.gen),
         "resumed": camp.offset_s > 0, "db_replays": st.db_replays,
         "program_set": _program_set(opts.out, st.hashes),
-        "shapefuzz_bugs": shapefuzz_bugs,  # Note [state guard] (workers.py)
-    })
+        "shapefuzz_bugs": shapefuzz_bugs,  # Notes [shapefuzz bugs], [state guard] (workers.py)
+    }
+
+
+def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, new: list,
+             opts: FuzzOptions) -> str:
+    known = len(findings) - len(new) if not opts.strict else 0
+    more = f", {len(unconfirmed)} unconfirmed" if unconfirmed else ""
+    return (f"{camp.stats.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed "
+            f"finding(s) ({known} known upstream){more}; report: {opts.out / 'report.md'}")
+
+
+def run_fuzz(opts: FuzzOptions) -> int:
+    opts.out.mkdir(parents=True, exist_ok=True)
+    import_plugins(opts.plugins)
+    saved: dict[str, Path] = {}
+
+    def on_bug(bug: FoundBug) -> None:
+        case, repro, log = _case_for(bug, opts)
+        saved[bug.finding.key] = save_case(opts.out / "findings", case, repro, log,
+                                           _observation_of(bug), check=check_source(case))
+
+    progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None)
+    # Note [resume]: an unfinished campaign in --out goes on where it was killed
+    camp = Campaign(_campaign_settings(opts), None, progress, on_bug,
+                    checkpoint=lambda s: save_state(opts.out, s), resume=load_state(opts.out))
+    t0 = time.monotonic()
+    with WorkerPool(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
+                    log_path=str(opts.out / "workers.log"), plugins=opts.plugins) as pool:
+        camp.run(pool)
+        blames = _blames(camp, pool.run_many)
+        shapefuzz_bugs = list(pool.bugs)
+    elapsed = time.monotonic() - t0 + camp.offset_s
+    progress.close()
+    findings, unconfirmed = _rows(camp, saved, blames, opts)
+    new = [f for f in findings if not f["known"] or opts.strict]
+    write_report(opts.out, _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs))
     save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
-        print(f"{st.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed finding(s) "
-              f"({len(findings) - len(new) if not opts.strict else 0} known upstream)"
-              f"{f', {len(unconfirmed)} unconfirmed' if unconfirmed else ''}; report: {opts.out / 'report.md'}")
+        print(_summary(camp, elapsed, findings, unconfirmed, new, opts))
     for bug in shapefuzz_bugs:  # ours, not torch's: loud, and never a silent exit 0
         print(f"shapefuzz bug (please report it with report.json): {bug['message']}", file=sys.stderr)
     return 1 if new or shapefuzz_bugs else 0

@@ -75,6 +75,49 @@ def pytest_collection_modifyitems(session, config, items):
         random.Random(_order_seed(config)).shuffle(items)
 
 
+def _registries() -> dict[str, tuple[str, ...]]:
+    from shapefuzz.oracles.base import all_oracles
+    from shapefuzz.ops import all_ops
+
+    return {"ops": tuple(all_ops()), "oracles": tuple(o.name for o in all_oracles())}
+
+
+@pytest.fixture(autouse=True)
+def _registries_left_as_found():
+    """Strategies draw from the op registry and check_all runs the oracle registry: a test that
+    leaves a plugin's op or oracle registered changes every later test (use `plugin`)."""
+    before = _registries()
+    yield
+    after = _registries()
+    assert after == before, f"this test left the registries changed: {before} -> {after}"
+
+
+@pytest.fixture
+def plugin():
+    """`plugin("planted_ops")` imports a test plugin module in this process (its ops and oracles
+    register); at teardown the registries are restored and the module is forgotten, so another
+    test that imports it registers it again."""
+    import importlib
+    import sys
+
+    from shapefuzz.oracles import base as oracle_base
+    from shapefuzz.ops import base as op_base
+
+    saved = (dict(op_base._REGISTRY), dict(oracle_base._REGISTRY), dict(oracle_base._BY_FINDING))
+    loaded: list[str] = []
+
+    def load(name: str):
+        loaded.append(name)
+        return importlib.import_module(name)
+
+    yield load
+    for reg, old in zip((op_base._REGISTRY, oracle_base._REGISTRY, oracle_base._BY_FINDING), saved):
+        reg.clear()
+        reg.update(old)
+    for name in loaded:
+        sys.modules.pop(name, None)
+
+
 @pytest.fixture(autouse=True)
 def _torch_left_as_found():
     """Note [exact restore] (shapefuzz/systems/patching.py): a test that leaves a torch config

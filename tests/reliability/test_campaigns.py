@@ -47,7 +47,7 @@ def programs(out: Path) -> list[str]:
 
 
 # ---- isolation ---------------------------------------------------------------------------------
-def test_campaign_survives_abort_and_hang(tmp_path, cli_env):
+def test_campaign_survives_abort_and_hang(tmp_path, cli_env, plugin):
     """Seed 19 draws an abort as round 0's third program and a hang as round 1's third, so both
     show up early even on a loaded machine (worker start-up can take 30 s there)."""
     budget = 120
@@ -64,7 +64,7 @@ def test_campaign_survives_abort_and_hang(tmp_path, cli_env):
     assert {"crash", "timeout"} <= set(kinds), (r["findings"], log)
     assert "SIGABRT" in kinds["crash"]["detail"]
     assert "no answer in 8 s" in kinds["timeout"]["detail"]
-    import planted_ops  # noqa: F401  (so that the cases load: they use the test-only op)
+    plugin("planted_ops")  # so that the cases load: they use the test-only op
 
     from shapefuzz.corpus import load_case
 

@@ -10,9 +10,12 @@ from shapefuzz.workers import WorkerPool
 pytestmark = pytest.mark.slow
 
 
-def planted(action: str) -> Program:
-    import planted_ops  # noqa: F401  (registers the test-only op in this process)
+@pytest.fixture(autouse=True)
+def _planted_op(plugin):
+    plugin("planted_ops")  # the test-only op, registered in this process for these tests only
 
+
+def planted(action: str) -> Program:
     return Program.from_json({
         "schema": 1,
         "inputs": [{"name": "x0", "dtype": "float", "shape": [3], "dims": ["dynamic"],
