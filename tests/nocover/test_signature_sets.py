@@ -1,0 +1,48 @@
+"""Behaviour kept across a refactor: three fixed-seed campaigns (the default systems, torch-env
+with every config, compile) give the same sets of finding signatures as they did before the
+code moved (tests/fixtures/signature_sets.json, recorded on the commit before the redesign).
+
+A change that means to change what campaigns find (a new oracle, a fixed false alarm, a new op)
+re-records the fixture with `python tests/nocover/test_signature_sets.py --record` and says why
+in its commit."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "signature_sets.json"
+
+
+def run(args: list[str], out: Path) -> set[str]:
+    r = subprocess.run([sys.executable, "-m", "shapefuzz", "fuzz", *args, "--workers", "1",
+                        "--budget", "1800", "--no-confirm", "--quiet", "--out", str(out)],
+                       capture_output=True, text=True, timeout=1800, check=False)
+    assert r.returncode in (0, 1), r.stdout[-2000:] + r.stderr[-2000:]
+    report = json.loads((out / "report.json").read_text())
+    return {f["signature"] for f in report["findings"] + report["unconfirmed"]}
+
+
+@pytest.mark.parametrize("name", sorted(k for k in json.loads(FIXTURE.read_text()) if k[0] != "_"))
+def test_campaign_finds_the_recorded_signatures(name, tmp_path):
+    want = json.loads(FIXTURE.read_text())[name]
+    got = run(want["args"], tmp_path / "out")
+    assert got == set(want["signatures"]), {"new": sorted(got - set(want["signatures"])),
+                                            "lost": sorted(set(want["signatures"]) - got)}
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
+    import tempfile
+
+    data = json.loads(FIXTURE.read_text())
+    for name, entry in data.items():
+        if name.startswith("_"):
+            continue
+        entry["signatures"] = sorted(run(entry["args"], Path(tempfile.mkdtemp()) / "out"))
+    FIXTURE.write_text(json.dumps(data, indent=1) + "\n")
