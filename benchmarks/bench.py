@@ -57,6 +57,7 @@ ROW_PIPE2 = "pipeline: evaluate(make_fx + export), WorkerPool(2), n_variants=0"
 
 def generate(n: int) -> list:
     from hypothesis import HealthCheck, given, seed, settings
+
     from shapefuzz.strategies import programs
 
     out: list = []
@@ -98,7 +99,7 @@ def child_profile_text() -> str:
 
 def _eager(items) -> dict:
     import shapefuzz.systems.eager  # noqa: F401
-    from shapefuzz.workers import Job, run_job
+    from shapefuzz.systems.jobs import Job, run_job
 
     times, cpu_times, kinds = [], [], Counter()
     for pj, timed in items:
@@ -121,8 +122,7 @@ def _raw_trace(items) -> dict:
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-    from shapefuzz import interp
-    from shapefuzz.program import Program
+    from shapefuzz.program import Program, interp
     from shapefuzz.systems.make_fx import fakeify
 
     times, cpu_times, setup_times, kinds, exc_types = [], [], [], Counter(), Counter()
@@ -139,7 +139,7 @@ def _raw_trace(items) -> dict:
         exc = ""
         try:
             make_fx(fn, tracing_mode="symbolic")(*fakes)
-        except Exception as e:  # noqa: BLE001  (counted, like a system's failed observation)
+        except Exception as e:
             exc = type(e).__name__
         dt, dc = time.perf_counter() - t0, time.process_time() - c0
         if timed:
@@ -158,9 +158,9 @@ def _observe(items, n_variants: int, profile: bool = False) -> dict:
     decision recording, runtime asserts, guards, artifact run with binding, reference run,
     and the replays of `n_variants` variants); building the Job (variants_json) is timed too."""
     import shapefuzz.systems.make_fx  # noqa: F401
-    from shapefuzz.evaluate import variants_json
+    from shapefuzz.campaign.evaluate import variants_json
     from shapefuzz.program import Program
-    from shapefuzz.workers import Job, run_job
+    from shapefuzz.systems.jobs import Job, run_job
 
     prof = _CHILD.setdefault("prof", cProfile.Profile()) if profile else None
     times, cpu_times, kinds, n_replays = [], [], Counter(), 0
@@ -245,8 +245,8 @@ class PipelineRow:
         return pids, (None if None in cpus else sum(cpus)), time.process_time()
 
     def feed(self, idxs, timed: bool) -> None:
-        from shapefuzz.evaluate import evaluate
-        from shapefuzz.workers import WorkerPool
+        from shapefuzz.campaign.evaluate import evaluate
+        from shapefuzz.campaign.workers import WorkerPool
 
         if self.pool is None:
             self.t_start = time.perf_counter()

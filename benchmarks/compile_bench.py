@@ -23,6 +23,7 @@ ROWS = (("make_fx", "default"), ("export", "default"), ("compile", "default"),
 
 def generate(n: int):
     from hypothesis import HealthCheck, given, settings
+
     from shapefuzz.strategies import programs
 
     out = []
@@ -42,8 +43,8 @@ def main() -> None:
     ap.add_argument("--programs", type=int, default=40)
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
+    from shapefuzz.program.variants import variants
     from shapefuzz.systems import get_system
-    from shapefuzz.variants import variants
 
     progs = generate(args.programs + WARMUP)
     times = {r: [] for r in ROWS}

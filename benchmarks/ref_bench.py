@@ -45,7 +45,7 @@ import sympy
 from sympy.core.cache import clear_cache
 
 from shapefuzz.program import Ref
-from shapefuzz.questions import QInstr, QProgram, truth
+from shapefuzz.program.questions import QInstr, QProgram, truth
 from shapefuzz.systems.ref import OPTIMIZATIONS, RefSettings, RefSystem, run
 from shapefuzz.systems.ref.settings import ALL_OFF
 from shapefuzz.systems.ref.system import observation
@@ -162,6 +162,7 @@ def check_semantics(program: QProgram) -> list[str]:
 
 def generator_rate(n: int) -> dict[str, float]:
     from hypothesis import HealthCheck, given, seed, settings
+
     from shapefuzz.strategies import qprograms
 
     progs: list[QProgram] = []
@@ -193,6 +194,7 @@ def tensor_rate(n: int) -> dict[str, float]:
     (imports, torch's first calls) is untimed; each timed pass starts with an empty sympy cache
     over programs it has not seen, so nothing is a cache hit from an earlier pass."""
     from hypothesis import HealthCheck, given, seed, settings
+
     from shapefuzz.strategies import programs
 
     def sample(s: int) -> list:

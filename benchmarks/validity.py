@@ -12,7 +12,7 @@ from collections import Counter
 
 from hypothesis import HealthCheck, given, seed, settings
 
-from shapefuzz.interp import make_inputs, run
+from shapefuzz.program.interp import make_inputs, run
 from shapefuzz.strategies import programs
 
 

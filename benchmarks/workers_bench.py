@@ -22,7 +22,7 @@ import warnings
 
 
 def campaign(pool, n_workers: int, seed: int, n: int):
-    from shapefuzz.campaign import Campaign, CampaignSettings
+    from shapefuzz.campaign.engine import Campaign, CampaignSettings
 
     cfg = CampaignSettings((("make_fx", "default"),), budget_s=10_000, max_examples=n, seed=seed,
                            shrink_budget_s=0.0, parallel=n_workers)
@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="append the result table to this markdown file")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
-    from shapefuzz.workers import WorkerPool
+    from shapefuzz.campaign.workers import WorkerPool
 
     per = max(1, args.programs // args.chunks)
     load0 = os.getloadavg()

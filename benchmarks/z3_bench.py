@@ -24,12 +24,12 @@ def collect(n_tensor: int, n_questions: int, seed: int) -> tuple[list, dict]:
     from hypothesis import seed as hseed
 
     import shapefuzz.systems.claims as snd
-    from shapefuzz.prover import DEFAULT_SETTINGS
+    from shapefuzz.program.variants import variants
     from shapefuzz.strategies import programs_from, qprograms
     from shapefuzz.strategies.settings import GenSettings
     from shapefuzz.systems.make_fx import MakeFxSystem
+    from shapefuzz.systems.prover import DEFAULT_SETTINGS
     from shapefuzz.systems.torch_env import TorchEnvSystem
-    from shapefuzz.variants import variants
 
     queries: list = []
     orig = snd.prove
@@ -65,7 +65,7 @@ def collect(n_tensor: int, n_questions: int, seed: int) -> tuple[list, dict]:
 
 
 def replay(queries: list, warm: bool) -> tuple[list[float], Counter]:
-    from shapefuzz.prover import Compiled, prove
+    from shapefuzz.systems.prover import Compiled, prove
 
     shared = Compiled()
     times, verdicts = [], Counter()

@@ -1,3 +1,18 @@
-"""shapefuzz: a property-based differential fuzzer for symbolic shape systems."""
+"""shapefuzz: a property-based differential fuzzer for symbolic shape systems.
+
+Note [layers]: the subpackages follow the pipeline, strategies -> program -> systems ->
+observations -> oracles -> findings -> cases -> reports, and each imports only the layers before
+it (tests/cover/test_layers.py reads the imports from the source):
+
+    program/, ops/   what is run: program kinds (Note [program kinds]), interpreter, codegen
+    systems/         what runs it and what it said: jobs, Observation, prover, claims, patches
+    oracles/         what is wrong: one registered Oracle per module (Note [oracle registry]),
+                     Finding and its Signature
+    cases/           findings on disk: case files, replay, promote, known upstream issues
+    repro/           the scripts of a case: repro.py (issue form) and check.py
+    report/          report.json / .md / .html
+    campaign/        the budgeted search: engine, evaluation, workers, the fuzz command's run
+    cli.py, pytest_plugin.py
+"""
 
 __version__ = "0.1.0"

@@ -69,7 +69,7 @@ def cli() -> None:
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
-    from shapefuzz.run import FuzzOptions, run_fuzz
+    from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
 
     systems = systems or DEFAULT_SYSTEMS
@@ -98,7 +98,7 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
     if memory_mb < 0:
         raise BadInput(f"--memory-limit {memory_mb}: must be a number of MB, or 0 for no cap")
     try:
-        from shapefuzz.workers import import_plugins
+        from shapefuzz.campaign.workers import import_plugins
 
         import_plugins(plugins)  # before the generator settings: a plugin may add op families
     except ImportError as e:
@@ -113,9 +113,9 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
                        database)
-    from shapefuzz.campaign import ResumeError
-    from shapefuzz.corpus import CaseError
-    from shapefuzz.database import DatabaseError
+    from shapefuzz.campaign.database import DatabaseError
+    from shapefuzz.campaign.engine import ResumeError
+    from shapefuzz.cases.corpus import CaseError
 
     try:
         code = run_fuzz(opts)
@@ -125,7 +125,7 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
 
 
 def _known(files):
-    from shapefuzz.known import KnownError, load_known
+    from shapefuzz.cases.known import KnownError, load_known
 
     try:
         return load_known(tuple(files))
@@ -139,7 +139,7 @@ def _known(files):
               help="Refuse cases whose inputs or integers could size a tensor past this.")
 def replay(paths, max_elements):
     """Replay case folders or case.json files; exit 0 when each behaves as recorded."""
-    from shapefuzz.corpus import CaseError, load_case, size_problem
+    from shapefuzz.cases.corpus import CaseError, load_case, size_problem
 
     cases = []
     for p in paths:
@@ -157,7 +157,7 @@ def replay(paths, max_elements):
     import warnings
 
     warnings.filterwarnings("ignore")
-    from shapefuzz.replay import replay_case
+    from shapefuzz.cases.replay import replay_case
 
     bad = 0
     for c in cases:
@@ -172,9 +172,7 @@ def replay(paths, max_elements):
 @cli.command()
 def systems():
     """List every system and its named configs."""
-    from shapefuzz.systems import CONFIGS, SYSTEMS
-
-    from shapefuzz.systems import DEFAULT_CONFIGS, OPT_IN
+    from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS
 
     for s in SYSTEMS:
         extra = f"; opt-in: {', '.join(OPT_IN[s])}" if s in OPT_IN else ""
@@ -206,8 +204,8 @@ def report(folder):
 @click.option("--force", is_flag=True, help="Overwrite a corpus case of the same name.")
 def promote(case, corpus, name, status, upstream, force):
     """Copy a finding's case folder into the corpus, so the test suite replays it."""
-    from shapefuzz.corpus import CaseError
-    from shapefuzz.promote import PromoteError, promote_case
+    from shapefuzz.cases.corpus import CaseError
+    from shapefuzz.cases.promote import PromoteError, promote_case
 
     try:
         dest = promote_case(case, corpus, name, status, upstream, force)

@@ -72,7 +72,7 @@ class CorpusItem(_Item):
     def __init__(self, *, case_path: Path, **kw):
         super().__init__(**kw)
         self.case_path = Path(case_path)
-        from shapefuzz.corpus import CaseError, load_case
+        from shapefuzz.cases.corpus import CaseError, load_case
 
         try:
             self.case = load_case(self.case_path)
@@ -86,7 +86,7 @@ class CorpusItem(_Item):
     def runtest(self) -> None:
         if self.case is None:
             raise ShapefuzzFailure(f"cannot load the case: {self.load_error}")
-        from shapefuzz.replay import replay_case
+        from shapefuzz.cases.replay import replay_case
 
         r = replay_case(self.case)
         d = self.case_path.parent
@@ -104,8 +104,8 @@ class CorpusItem(_Item):
 
 class FuzzItem(_Item):
     def runtest(self) -> None:
-        from shapefuzz.known import load_known
-        from shapefuzz.run import FuzzOptions, run_fuzz
+        from shapefuzz.campaign.run import FuzzOptions, run_fuzz
+        from shapefuzz.cases.known import load_known
         from shapefuzz.strategies.settings import GenSettings
         from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
 

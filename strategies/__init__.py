@@ -13,12 +13,13 @@ from hypothesis.errors import InvalidArgument
 
 from shapefuzz.ops import all_ops
 from shapefuzz.program import Program
+
 from .context import GenContext, SkipOp, StopGeneration
 from .inputs import data_for, input_spec, input_specs
 from .questions import qprograms
 from .settings import GenSettings
 
-__all__ = ["programs", "programs_from", "op_pool", "qprograms", "input_specs", "input_spec", "data_for", "GenSettings"]
+__all__ = ["GenSettings", "data_for", "input_spec", "input_specs", "op_pool", "programs", "programs_from", "qprograms"]
 
 
 def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int = 3,

@@ -12,12 +12,13 @@ from typing import Any
 
 import hypothesis.strategies as st
 
-from shapefuzz.interp import make_tensor
 from shapefuzz.ops import get_op
 from shapefuzz.program import SYMINT, InputSpec, Instr, Ref, VType
+from shapefuzz.program.interp import make_tensor
+
 from .settings import GenSettings
 
-__all__ = ["GenContext", "StopGeneration", "SkipOp"]
+__all__ = ["GenContext", "SkipOp", "StopGeneration"]
 
 DATA_DEPENDENT_OPS = {"item", "nonzero", "masked_select"}
 
@@ -141,7 +142,7 @@ class GenContext:
 
     # ---- emitting --------------------------------------------------------------------------
     def emit(self, name: str, args: tuple, n_out: int | None = 1) -> tuple[Ref, ...]:
-        from shapefuzz.interp import _resolve
+        from shapefuzz.program.interp import _resolve
 
         op = get_op(name)
         concrete = _resolve(args, self.values)

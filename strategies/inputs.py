@@ -9,9 +9,10 @@ import math
 import hypothesis.strategies as st
 
 from shapefuzz.program import InputSpec
+
 from .settings import GenSettings
 
-__all__ = ["input_specs", "input_spec", "data_for"]
+__all__ = ["data_for", "input_spec", "input_specs"]
 
 
 @st.composite

@@ -1,11 +1,11 @@
-"""Strategies for shape-question programs (shapefuzz.questions)."""
+"""Strategies for shape-question programs (shapefuzz.program.questions)."""
 
 from __future__ import annotations
 
 import hypothesis.strategies as st
 
 from shapefuzz.program import Ref
-from shapefuzz.questions import ASK_MODES, BINOPS, COMPARE, QInstr, QProgram
+from shapefuzz.program.questions import ASK_MODES, BINOPS, COMPARE, QInstr, QProgram
 
 __all__ = ["qprograms"]
 

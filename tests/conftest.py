@@ -76,8 +76,8 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def _registries() -> dict[str, tuple[str, ...]]:
-    from shapefuzz.oracles.base import all_oracles
     from shapefuzz.ops import all_ops
+    from shapefuzz.oracles.base import all_oracles
 
     return {"ops": tuple(all_ops()), "oracles": tuple(o.name for o in all_oracles())}
 
@@ -100,8 +100,8 @@ def plugin():
     import importlib
     import sys
 
-    from shapefuzz.oracles import base as oracle_base
     from shapefuzz.ops import base as op_base
+    from shapefuzz.oracles import base as oracle_base
 
     saved = (dict(op_base._REGISTRY), dict(oracle_base._REGISTRY), dict(oracle_base._BY_FINDING))
     loaded: list[str] = []

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.corpus import load_case
-from shapefuzz.replay import replay_case
+from shapefuzz.cases.corpus import load_case
+from shapefuzz.cases.replay import replay_case
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 CASES = sorted(CORPUS.rglob("case.json"))

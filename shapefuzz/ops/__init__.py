@@ -1,7 +1,17 @@
 """Op families. Importing this package registers every op (see Note [one op = one class])."""
 
 from shapefuzz.ops import (  # noqa: F401
-    branch, control, datadep, dims, factory, layout, linalg, multi, pointwise, scalar)
+    branch,
+    control,
+    datadep,
+    dims,
+    factory,
+    layout,
+    linalg,
+    multi,
+    pointwise,
+    scalar,
+)
 from shapefuzz.ops.base import Op, all_ops, families, get_op
 
 __all__ = ["Op", "all_ops", "families", "get_op"]

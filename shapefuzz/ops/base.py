@@ -26,8 +26,18 @@ from typing import Any, ClassVar
 
 from shapefuzz.program import SYMINT, ProgramError, VType
 
-__all__ = ["Op", "register", "get_op", "all_ops", "families", "expect_tensor", "expect_int",
-           "expect_dim", "expect_choice", "INT_LIKE"]
+__all__ = [
+    "INT_LIKE",
+    "Op",
+    "all_ops",
+    "expect_choice",
+    "expect_dim",
+    "expect_int",
+    "expect_tensor",
+    "families",
+    "get_op",
+    "register",
+]
 
 _REGISTRY: dict[str, Op] = {}
 

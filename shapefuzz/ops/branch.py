@@ -13,13 +13,25 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 import torch
-from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, statically_known_true
+from torch.fx.experimental.symbolic_shapes import (
+    guard_or_false,
+    guard_or_true,
+    statically_known_true,
+)
 
-from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, get_op, register
+from shapefuzz.ops.base import (
+    Op,
+    expect_choice,
+    expect_dim,
+    expect_int,
+    expect_tensor,
+    get_op,
+    register,
+)
 from shapefuzz.ops.scalar import COMPARE, NEGATE, sym_compare
 from shapefuzz.program import SYMINT, ProgramError
 
-__all__ = ["Branch", "MODES", "PATTERNS"]
+__all__ = ["MODES", "PATTERNS", "Branch"]
 
 MODES = ("if", "guard_or_false", "guard_or_true", "statically_known_true")
 
@@ -214,7 +226,7 @@ class Branch(Op):
         return statically_known_true(c)
 
     def arm(self, args, fast: bool):
-        mode, pat, *ops = args
+        _mode, pat, *ops = args
         p = PATTERNS[pat]
         return (p.fast(ops) if fast else p.general(ops),)
 

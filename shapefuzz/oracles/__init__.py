@@ -2,7 +2,6 @@
 each, registered in shapefuzz.oracles.base (Note [oracle registry]). Importing this package
 registers every built-in oracle."""
 
-from shapefuzz.observation import compare_runs  # tests and callers of the oracles use it
 from shapefuzz.oracles import (  # noqa: F401  (each module registers its oracle)
     agreement,
     differential,
@@ -28,6 +27,7 @@ from shapefuzz.oracles.differential import config_differential, system_different
 from shapefuzz.oracles.metamorphic import metamorphic  # noqa: F811 (the function shadows its module)
 from shapefuzz.oracles.replay import replay_agreement
 from shapefuzz.oracles.truth import truth_agreement
+from shapefuzz.systems.observation import compare_runs  # tests and callers of the oracles use it
 
 __all__ = ["Oracle", "all_oracles", "check_all", "compare_runs", "config_differential",
            "eager_agreement", "finding_names", "get_oracle", "help_table", "metamorphic",

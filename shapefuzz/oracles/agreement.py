@@ -6,10 +6,10 @@ The reference is eager with the trace's fallback branches forced (Note [branch c
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation, RunResult, compare_runs
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.signature import Signature, mismatch_shape
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.signature import Signature, mismatch_shape
+from shapefuzz.systems.observation import Observation, RunResult, compare_runs
 
 __all__ = ["eager_agreement", "is_assert_rejection", "signature"]
 
@@ -18,10 +18,10 @@ ORACLE = "eager-agreement"
 
 def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str = "",
               systems: tuple[str, ...] = (), config: str = "", shape: str = "") -> Signature:
-    """The Signature of a finding (shapefuzz/signature.py, Note [signature]); `expr` is the
+    """The Signature of a finding (shapefuzz/oracles/signature.py, Note [signature]); `expr` is the
     expression involved (or `shape` its normalized shape), `systems`/`config` override the
     observation's (differentials)."""
-    from shapefuzz.signature import make_signature
+    from shapefuzz.oracles.signature import make_signature
 
     return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
                           expr=expr, shape=shape)

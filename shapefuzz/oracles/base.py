@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from shapefuzz.findings import SEVERITIES, Finding
-from shapefuzz.kinds import KINDS, kind_of
-from shapefuzz.observation import BUG, Observation
+from shapefuzz.oracles.findings import SEVERITIES, Finding
+from shapefuzz.program.kinds import KINDS, kind_of
+from shapefuzz.systems.observation import BUG, Observation
 
 __all__ = ["CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
            "help_table", "own_target", "register", "targets_for_finding"]

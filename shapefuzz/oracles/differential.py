@@ -16,10 +16,10 @@ Understood, systematic differences are listed once in KNOWN_DIFFERENCES."""
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["BASELINES", "KNOWN_DIFFERENCES", "TORCH_SIDES", "config_differential", "config_kind",
            "config_mismatch", "system_differential", "system_mismatch"]

@@ -13,10 +13,10 @@ oracle compares what the front-ends decided about the program, not values again.
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation
-from shapefuzz.signature import Signature
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.signature import Signature
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["EXPLAINED", "PAIRS", "frontend_differential", "pair_of"]
 

@@ -5,11 +5,11 @@ that a claim may become its fallback (a fallback is always allowed)."""
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.metamorphic import ask_map, echo_of
-from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.program.metamorphic import ask_map, echo_of
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["metamorphic"]
 

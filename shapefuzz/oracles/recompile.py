@@ -17,9 +17,9 @@ Wrong results after the recompile limit, or on any call, are the replay oracle's
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["ORACLE", "recompile_behaviour"]
 

@@ -3,10 +3,10 @@ and no runtime assert fires, it must agree with eager's reference semantics on t
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation, compare_runs
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.systems.observation import Observation, compare_runs
 
 __all__ = ["replay_agreement"]
 

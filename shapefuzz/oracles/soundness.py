@@ -8,8 +8,8 @@ timeout are verdicts, counted in the report, never findings and never passes.
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
 
 __all__ = ["ORACLES", "smt_findings", "verdict_counts"]
 

@@ -5,11 +5,11 @@ evaluate, under the binding, to the concrete value; a valid program must not rai
 
 from __future__ import annotations
 
-from shapefuzz.findings import Finding
-from shapefuzz.observation import Observation
 from shapefuzz.oracles.agreement import signature
-from shapefuzz.questions import FALLBACK, QProgram, truth
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.program.questions import FALLBACK, QProgram, truth
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["truth_agreement"]
 

@@ -27,7 +27,7 @@ SCRIPTS = {"repro.py": "the issue form", "check.py": "the full harness"}
 
 def family(case) -> ModuleType:
     """The module that writes this case's scripts."""
-    from shapefuzz.kinds import kind_of
+    from shapefuzz.program.kinds import kind_of
     from shapefuzz.repro import calls, frontends, questions, ref, traced
 
     f = case.finding
@@ -60,7 +60,7 @@ def line_limit(case) -> int:
 
 def write_scripts(folder: Path, case) -> None:
     """Write repro.py and check.py into a case folder (atomically)."""
-    from shapefuzz.corpus import atomic_write
+    from shapefuzz.cases.corpus import atomic_write
 
     atomic_write(Path(folder) / "repro.py", repro_source(case))
     atomic_write(Path(folder) / "check.py", check_source(case))
@@ -68,7 +68,7 @@ def write_scripts(folder: Path, case) -> None:
 
 def regenerate(root: str) -> None:
     """Rewrite every repro.py and check.py under root from its case.json (after a template change)."""
-    from shapefuzz.corpus import load_case
+    from shapefuzz.cases.corpus import load_case
 
     for p in sorted(Path(root).rglob("case.json")):
         write_scripts(p.parent, load_case(p))

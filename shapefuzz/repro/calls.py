@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from shapefuzz.codegen import function_source, inputs_source, tensor_source
+from shapefuzz.program.codegen import function_source, inputs_source, tensor_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import calls_check, calls_issue, traced_issue
 from shapefuzz.systems import graph_facts

@@ -140,7 +140,7 @@ def kwargs_text(kw: dict[str, Any]) -> str:
 def inputs_line(specs, var: str = "inputs") -> str:
     """`var = [torch.tensor(...), ...]`, one input per line (codegen renders every number), with
     how each dim is traced."""
-    from shapefuzz.codegen import tensor_source
+    from shapefuzz.program.codegen import tensor_source
 
     rows = [(tensor_source(s), f"{s.name}: {', '.join(s.dims) or 'scalar'}") for s in specs]
     if not rows:

@@ -4,7 +4,7 @@ outcome classes (ok / dde / constraint / error) side by side. Exits 1 while they
 
 from __future__ import annotations
 
-from shapefuzz.codegen import function_source, inputs_source
+from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import frontends_check, frontends_issue, traced_issue
 

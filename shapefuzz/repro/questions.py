@@ -12,7 +12,7 @@ slow-path configs through shapefuzz's own torch patches."""
 from __future__ import annotations
 
 from shapefuzz.program import Ref
-from shapefuzz.questions import FALLBACK, QProgram, truth
+from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import questions_check, questions_issue
 
@@ -126,7 +126,7 @@ def _imports() -> list[str]:
 def _metamorphic(case, torch_version: str) -> str:
     """Two runs of the program (fresh: the same program in a new ShapeEnv; redundant: with a
     statically_known_true before every question) and their answers compared."""
-    from shapefuzz.metamorphic import ask_map, redundant
+    from shapefuzz.program.metamorphic import ask_map, redundant
 
     f, p = case.finding, case.program
     s, note = _settings(case)
@@ -153,7 +153,7 @@ def _metamorphic(case, torch_version: str) -> str:
 def check(case, torch_version: str = "") -> str:
     """The full harness: every claim checked (and under the finding's other values), or the two
     runs of a metamorphic finding compared; slow-path configs under shapefuzz's patches."""
-    from shapefuzz.metamorphic import ask_map, redundant
+    from shapefuzz.program.metamorphic import ask_map, redundant
 
     f, p = case.finding, case.program
     s, _ = _settings(case)

@@ -55,9 +55,9 @@ def _script(case, torch_version: str, issue_form: bool) -> str:
 
 def replay_ref_finding(case_json: dict) -> int:
     """Run the finding's observations again and its oracles; 1 while its signature reappears."""
-    from shapefuzz.corpus import _case_from_json
+    from shapefuzz.cases.corpus import _case_from_json
+    from shapefuzz.cases.replay import observe_case
     from shapefuzz.oracles import check_all
-    from shapefuzz.replay import observe_case
 
     case = _case_from_json(case_json, "<repro>")
     f, p = case.finding, case.program

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapefuzz.codegen import function_source, inputs_source
+from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import traced_check, traced_issue
 

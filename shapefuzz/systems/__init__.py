@@ -4,7 +4,7 @@ never raises for a failure of the program under test (Note [three kinds of failu
 Systems are imported lazily by name, inside worker processes, so the campaign process never
 runs torch code of a program under test.
 
-Note [three kinds of failure] (STYLE 4), never mixed:
+Note [three kinds of failure]: STYLE 4's three kinds, never mixed:
 - an invalid candidate (eager rejects the program, a question program breaks its own checks, a
   branch breaks the guard_or_* contract): generation drops it quietly, it is no finding;
 - a failure of the program under test inside torch (an exception, a DDE, a crash, a hang): a
@@ -20,8 +20,16 @@ import importlib
 from shapefuzz.systems.compile_settings import OPT_IN_CONFIGS, TOGGLE_CONFIGS, compile_config_names
 from shapefuzz.systems.ref.settings import config_names as _ref_config_names  # no sympy import
 
-__all__ = ["SYSTEMS", "CONFIGS", "get_system", "DEFAULT_SYSTEMS", "accepts", "KINDS", "OPT_IN",
-           "DEFAULT_CONFIGS"]
+__all__ = [
+    "CONFIGS",
+    "DEFAULT_CONFIGS",
+    "DEFAULT_SYSTEMS",
+    "KINDS",
+    "OPT_IN",
+    "SYSTEMS",
+    "accepts",
+    "get_system",
+]
 
 SYSTEMS = {
     "eager": ("shapefuzz.systems.eager", "EagerSystem"),

@@ -40,9 +40,9 @@ from typing import Any
 
 import sympy
 
-from shapefuzz.observation import SmtCheck
-from shapefuzz.prover import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
-from shapefuzz.questions import truth
+from shapefuzz.program.questions import truth
+from shapefuzz.systems.observation import SmtCheck
+from shapefuzz.systems.prover import DEFAULT_SETTINGS, Compiled, SmtSettings, Verdict, prove
 from shapefuzz.systems.qreplay import with_values
 
 __all__ = [

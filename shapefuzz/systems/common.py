@@ -13,12 +13,20 @@ import sympy
 import torch
 from torch.fx.experimental import symbolic_shapes as ss
 
-from shapefuzz import interp
-from shapefuzz.observation import Decision, Outcome, RunResult, Value
-from shapefuzz.program import InputSpec, Program
+from shapefuzz.program import InputSpec, Program, interp
+from shapefuzz.systems.observation import Decision, Outcome, RunResult, Value
 
-__all__ = ["capture", "run_safely", "classify", "torch_frame", "eval_exprs", "expr_str",
-           "DecisionRecorder", "reference_run", "shape_env_facts"]
+__all__ = [
+    "DecisionRecorder",
+    "capture",
+    "classify",
+    "eval_exprs",
+    "expr_str",
+    "reference_run",
+    "run_safely",
+    "shape_env_facts",
+    "torch_frame",
+]
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _DTYPE_NAMES = {torch.float32: "float", torch.int64: "int", torch.bool: "bool"}

@@ -30,10 +30,8 @@ from typing import Any
 import torch
 import torch._dynamo
 
-from shapefuzz import interp
-from shapefuzz.codegen import HEADER, function_source
-from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult, compare_runs
-from shapefuzz.program import InputSpec, Program
+from shapefuzz.program import InputSpec, Program, interp
+from shapefuzz.program.codegen import HEADER, function_source
 from shapefuzz.systems.common import (
     DecisionRecorder,
     capture,
@@ -51,6 +49,13 @@ from shapefuzz.systems.graph_facts import (
     _stayed_static,
     facts_reject,
 )
+from shapefuzz.systems.observation import (
+    Observation,
+    Outcome,
+    ReplayRecord,
+    RunResult,
+    compare_runs,
+)
 from shapefuzz.systems.torch_toggles import applied, fresh_fake_caches, toggles
 
 __all__ = ["CompileSystem", "GraphLog", "call_sequence", "classify_call", "facts_reject", "program_function"]
@@ -60,7 +65,7 @@ def program_function(program: Program, name: str = "f"):
     """The program as a real Python function (our generated, validated source; codegen only
     emits registered op names and numeric literals, tests/cover/test_hostile.py)."""
     g: dict[str, Any] = {}
-    exec(compile(HEADER + function_source(program, name), f"<shapefuzz program {name}>", "exec"), g)  # noqa: S102
+    exec(compile(HEADER + function_source(program, name), f"<shapefuzz program {name}>", "exec"), g)
     return g[name]
 
 
@@ -139,7 +144,7 @@ def call_sequence(program: Program) -> list[tuple[InputSpec, ...]]:
     dynamic then compiles its symbolic graph at a large hint, so every size guard it records
     bounds the sizes from below and the smaller calls that follow test it), sizes 0 and 1
     last; the program's inputs again (the cache after all that must still be right)."""
-    from shapefuzz.variants import variants
+    from shapefuzz.program.variants import variants
 
     same = [v for v in variants(program, N_VARIANTS, 0) if _shapes(v) == _shapes(program.inputs)]
     resized = [v for v in variants(program, N_VARIANTS, 0) if _shapes(v) != _shapes(program.inputs)]
@@ -207,7 +212,7 @@ class CompileSystem:
         try:
             with rec.active() if rec is not None else contextlib.nullcontext():
                 out = cf(*real)
-        except Exception as e:  # noqa: BLE001 (the program under test failing is data)
+        except Exception as e:
             msg = f"{type(e).__name__}: {first_line(e)}"
             if _is_rejection(e):
                 return _Call("rejected", RunResult(False, msg))
@@ -227,7 +232,7 @@ class CompileSystem:
                                elapsed_s=time.perf_counter() - t0)
         replays = []
         bso = toggles(settings_of(config).toggles).backed_size_oblivious
-        for specs, (c, r) in zip(sequence[1:], calls[1:]):
+        for specs, (c, _r) in zip(sequence[1:], calls[1:]):
             # under backed_size_oblivious, sizes 0/1 in a dim that may be symbolic are outside
             # the contract (torch_toggles.small_sizes_outside_contract)
             small = bso and any(n < 2 and n != n0 for s, s0 in zip(specs, program.inputs)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from shapefuzz.observation import Observation, Outcome
 from shapefuzz.systems.common import reference_run
+from shapefuzz.systems.observation import Observation, Outcome
 
 __all__ = ["EagerSystem"]
 

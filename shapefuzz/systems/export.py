@@ -15,7 +15,7 @@ from dataclasses import replace
 import torch
 from torch.export import Dim, export
 
-from shapefuzz import interp
+from shapefuzz.program import interp
 from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
 from shapefuzz.systems.torch_toggles import (
     TorchToggles,

@@ -12,7 +12,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
-from shapefuzz import interp
+from shapefuzz.program import interp
 from shapefuzz.systems.torch_toggles import (
     TorchToggles,
     applied,

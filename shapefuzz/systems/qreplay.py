@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import sympy
 
-from shapefuzz.questions import QProgram
-from shapefuzz.variants import question_variants as qvariants
+from shapefuzz.program.questions import QProgram
+from shapefuzz.program.variants import question_variants as qvariants
 
 __all__ = ["QReplay", "qvariants", "replay_questions", "with_values"]
 
@@ -30,7 +30,7 @@ class QReplay:
 
 def with_values(program: QProgram, values: tuple[int, ...]) -> QProgram:
     """The same program with its backed hints / unbacked values replaced."""
-    from shapefuzz.questions import QInstr
+    from shapefuzz.program.questions import QInstr
 
     it = iter(values)
     return QProgram(tuple(QInstr(i.op, (next(it),)) if i.op in ("backed", "unbacked") else i

@@ -1,5 +1,5 @@
 """`torch-env` system: torch's own ShapeEnv driven directly by a shape-question program
-(shapefuzz.questions), under the torch configs of torch_toggles.
+(shapefuzz.program.questions), under the torch configs of torch_toggles.
 
 Each instruction maps to the torch API a tracer would use (TORCH_NOTES section 3):
   backed(h)     create_symbol(h, ConstantSource("v<k>"), DUCK) + create_symintnode; 0/1 hints
@@ -40,12 +40,12 @@ from torch.fx.experimental.symbolic_shapes import (
 )
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-from shapefuzz.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.program import Ref
-from shapefuzz.prover import DEFAULT_SETTINGS, SmtSettings, parse
-from shapefuzz.questions import COMPARE, FALLBACK, QInstr, QProgram
+from shapefuzz.program.questions import COMPARE, FALLBACK, QInstr, QProgram
 from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity, question_checks
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts
+from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
+from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings, parse
 from shapefuzz.systems.qreplay import qvariants, replay_questions
 from shapefuzz.systems.torch_toggles import applied
 
@@ -103,7 +103,7 @@ class _Run:
         for ins in program.instrs:
             try:
                 self.step(ins)
-            except Exception as e:  # noqa: BLE001 (the program under test failing is data)
+            except Exception as e:
                 return classify(e)
         return Outcome("ok")
 
@@ -182,7 +182,7 @@ class _Run:
             return bool(expr) == answer
         try:
             r = self.se._maybe_evaluate_static(expr)
-        except Exception:  # noqa: BLE001 (cannot evaluate: cannot decide)
+        except Exception:
             return False
         return r is not None and bool(r) == answer
 

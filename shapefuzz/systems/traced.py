@@ -15,10 +15,7 @@ import torch
 import torch.fx.experimental._config as fxx
 from torch.fx.experimental import symbolic_shapes as ss
 
-from shapefuzz import interp
-from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult, compare_runs
-from shapefuzz.program import InputSpec, Program
-from shapefuzz.prover import DEFAULT_SETTINGS, SmtSettings
+from shapefuzz.program import InputSpec, Program, interp
 from shapefuzz.systems.claims import (
     check_claims,
     dde_check,
@@ -39,6 +36,14 @@ from shapefuzz.systems.common import (
     torch_frame,
 )
 from shapefuzz.systems.counterexample import input_axioms, model_inputs, size_axioms
+from shapefuzz.systems.observation import (
+    Observation,
+    Outcome,
+    ReplayRecord,
+    RunResult,
+    compare_runs,
+)
+from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings
 
 __all__ = ["BindingRecorder", "Trace", "branch_recorder", "observe_trace", "tensor_checks", "tensor_dde"]
 

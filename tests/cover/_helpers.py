@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 
 import torch
-from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, statically_known_true
+from torch.fx.experimental.symbolic_shapes import (
+    guard_or_false,
+    guard_or_true,
+    statically_known_true,
+)
 
-from shapefuzz import interp
-from shapefuzz.program import InputSpec, Instr, Program, Ref
+from shapefuzz.program import InputSpec, Instr, Program, Ref, interp
 
 R = Ref
 

@@ -1,16 +1,16 @@
-"""Blame lines (Note [blame] in shapefuzz/findings.py): the guilty toggle of a config
+"""Blame lines (Note [blame] in shapefuzz/oracles/findings.py): the guilty toggle of a config
 differential; for a torch finding, whether ref sides with the truth (torch bug) or with torch."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from shapefuzz.evaluate import evaluate
-from shapefuzz.findings import Finding, blame
-from shapefuzz.observation import Decision, Observation, Outcome, RunResult, Value
+from shapefuzz.campaign.evaluate import evaluate
+from shapefuzz.oracles.findings import Finding, blame
 from shapefuzz.program import Ref
-from shapefuzz.questions import QInstr, QProgram
-from shapefuzz.workers import Job, run_job
+from shapefuzz.program.questions import QInstr, QProgram
+from shapefuzz.systems.jobs import Job, run_job
+from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult, Value
 
 # v0 = backed(0); bool(v0 != 0): torch 2.13 without 0/1 specialization says True statically
 SIZE0 = QProgram((QInstr("backed", (0,)), QInstr("ask", ("bool", "!=", Ref(0), 0))))

@@ -9,11 +9,10 @@ import sys
 import hypothesis.strategies as st
 import pytest
 import torch
+from _helpers import I, R, assert_same_outputs, exec_function, inp, prog, run
 from hypothesis import given, settings
 
-from _helpers import I, R, assert_same_outputs, exec_function, inp, prog, run
-from shapefuzz import codegen, interp
-from shapefuzz.program import Program
+from shapefuzz.program import Program, codegen, interp
 from shapefuzz.strategies import programs
 
 
@@ -21,7 +20,7 @@ def eager(program: Program, forced=frozenset()):
     """('ok', outputs) or ('error', exception) for the interpreter."""
     try:
         env = interp.run(program, interp.make_inputs(program.inputs), forced_general=forced)
-    except Exception as e:  # noqa: BLE001 - any torch/python error is a program outcome
+    except Exception as e:
         return "error", e
     return "ok", [env[o] for o in program.outputs]
 
@@ -30,7 +29,7 @@ def from_source(program: Program, forced=frozenset()):
     f = exec_function(codegen.function_source(program, forced_general=forced))
     try:
         return "ok", list(f(*interp.make_inputs(program.inputs)))
-    except Exception as e:  # noqa: BLE001 - any torch/python error is a program outcome
+    except Exception as e:
         return "error", e
 
 

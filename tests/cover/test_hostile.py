@@ -12,11 +12,10 @@ import hypothesis.strategies as st
 import pytest
 from hypothesis import given, settings
 
-from shapefuzz import codegen
+from shapefuzz.cases.corpus import CaseError, load_case
 from shapefuzz.cli import main
-from shapefuzz.corpus import CaseError, load_case
 from shapefuzz.ops import all_ops
-from shapefuzz.program import Program, ProgramError
+from shapefuzz.program import Program, ProgramError, codegen
 from shapefuzz.repro import repro_source
 from shapefuzz.strategies import programs
 

@@ -11,9 +11,13 @@ service it is given." Read as imports:
   oracles (the registry) must not pull in the systems and torch; an oracle may import a pure
   helper of a system inside the function that needs it (truth.py's `with_values`, which
   rewrites a question program's literals), never a system;
-- the layers below both, the prover (shapefuzz/prover/: sympy -> z3, `prove`) and the
-  observation record (shapefuzz/observation.py: Observation, SmtCheck, compare_runs), import
-  neither systems nor oracles, at any level.
+  The observation record (shapefuzz/systems/observation.py: Observation, SmtCheck,
+  compare_runs) is the data both sides share, so an oracle may import it anywhere;
+- the prover (shapefuzz/systems/prover/: sympy -> z3, `prove`) and the observation record import
+  neither the systems nor the oracles, at any level;
+- the subpackages form layers, the pipeline's order (LAYERS): program and ops < systems <
+  oracles < cases < repro < report < campaign < the command line. A module imports nothing of a
+  higher layer at module level, and inside a function only where UPWARD lists why.
 
 Each exception names the file, the imported module and why; an exception whose file still
 exists but no longer has that import fails the test, so the list cannot outlive the reason for it
@@ -29,15 +33,26 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "shapefuzz"
 
 #: (file under shapefuzz/, imported module) -> why it may import the oracles
-SYSTEMS_MAY_IMPORT_ORACLES: dict[tuple[str, str], str] = {
-    ("systems/ref/repro.py", "shapefuzz.oracles"):
-        "repro generation for ref findings (replay_ref_finding runs check_all in the generated "
-        "script), not a system; it moves to shapefuzz/repro/ with the repro package (issue 12, "
-        "item 5), and this exception goes with it",
-}
+SYSTEMS_MAY_IMPORT_ORACLES: dict[tuple[str, str], str] = {}
 
 #: (file under shapefuzz/, imported module) -> why it may import a system at module level
-ORACLES_MAY_IMPORT_SYSTEMS_AT_TOP: dict[tuple[str, str], str] = {}
+ORACLES_MAY_IMPORT_SYSTEMS_AT_TOP: dict[tuple[str, str], str] = {
+    (f, "shapefuzz.systems.observation"): "the observation record: the data systems return and "
+    "oracles read (torch-free)" for f in (
+        "oracles/__init__.py", "oracles/agreement.py", "oracles/base.py", "oracles/differential.py",
+        "oracles/frontends.py", "oracles/metamorphic.py", "oracles/recompile.py", "oracles/replay.py",
+        "oracles/truth.py")
+}
+
+#: the subpackages (and top-level modules) of shapefuzz/ from the lowest layer up
+LAYERS = (("program", "ops"), ("systems",), ("oracles",), ("cases",), ("repro",), ("report",),
+          ("campaign",), ("cli", "pytest_plugin", "__main__"))
+
+#: (file under shapefuzz/, imported module) -> why it may import a higher layer inside a function
+UPWARD: dict[tuple[str, str], str] = {
+    ("cases/promote.py", "shapefuzz.repro"): "promoting a case writes its scripts afresh for the "
+    "corpus (the repro package reads cases, so it sits above them)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,14 +166,50 @@ def layer_violations(root: Path = PACKAGE) -> list[str]:
     judge("oracles", "shapefuzz.systems", True, ORACLES_MAY_IMPORT_SYSTEMS_AT_TOP,
           "an oracle module may not import a system at module level (import a pure helper "
           "inside the function that needs it, or move it below both layers)")
-    for lower in ("prover", "observation.py"):
-        for upper in ("shapefuzz.systems", "shapefuzz.oracles"):
-            judge(lower, upper, False, {}, "the prover and the observation record sit below "
-                  "systems and oracles")
-    return problems
+    for lower in ("systems/prover", "systems/observation.py"):
+        judge(lower, "shapefuzz.oracles", False, {}, "the prover and the observation record sit "
+              "below systems and oracles")
+        found = _crossings(root, lower, "shapefuzz.systems", False)
+        problems += [f"shapefuzz/{rel}:{line} imports {module}: the prover and the observation "
+                     "record sit below the systems" for (rel, module), line in sorted(found.items())
+                     if not _within(module, "shapefuzz.systems.prover")
+                     and not _within(module, "shapefuzz.systems.observation")]
+    problems += _upward(root)
+    first: dict[str, str] = {}  # one line per import statement, the most specific rule first
+    for line in problems:
+        first.setdefault(line.split(" ", 1)[0], line)
+    return list(first.values())
 
 
-def test_systems_never_import_oracles_and_oracles_import_no_system_at_module_level():
+def _layer(name: str) -> int | None:
+    return next((k for k, names in enumerate(LAYERS) if name in names), None)
+
+
+def _upward(root: Path) -> list[str]:
+    """Imports of a higher layer (LAYERS): never at module level, in a function only by UPWARD."""
+    out, used, lines = [], set(), set()
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        mine = _layer(rel.split("/")[0].removesuffix(".py"))
+        for imp in imports_of(path, root) if mine is not None else ():
+            parts = imp.module.split(".")
+            theirs = _layer(parts[1]) if parts[0] == "shapefuzz" and len(parts) > 1 else None
+            if theirs is None or theirs <= mine or (rel, imp.line) in lines:
+                continue
+            lines.add((rel, imp.line))
+            key = (rel, ".".join(parts[:2]))
+            if not imp.top and key in UPWARD:
+                used.add(key)
+                continue
+            where = "at module level" if imp.top else "without a reason in UPWARD"
+            out.append(f"shapefuzz/{rel}:{imp.line} imports {imp.module} {where}: "
+                       f"{parts[1]} is a higher layer than {rel.split('/')[0]}")
+    out += [f"the UPWARD exception {k} no longer matches an import: delete it"
+            for k in sorted(set(UPWARD) - used) if (root / k[0]).exists()]
+    return sorted(set(out))
+
+
+def test_layers_import_downward_only():
     assert layer_violations() == []
 
 
@@ -171,17 +222,19 @@ def test_the_scan_sees_every_form_of_import(tmp_path):
     (pkg / "systems" / "sub" / "c.py").write_text("def f():\n    from ...oracles import agreement\n")
     (pkg / "systems" / "d.py").write_text(
         "import importlib\nclass K:\n    m = importlib.import_module('shapefuzz.oracles.smt')\n")
-    (pkg / "systems" / "ok.py").write_text("from shapefuzz.observation import compare_runs\n")
+    (pkg / "systems" / "ok.py").write_text("from shapefuzz.systems.observation import compare_runs\n")
     (pkg / "oracles" / "e.py").write_text(
         "from shapefuzz.systems.qreplay import with_values\n"
         "def g():\n    from shapefuzz.systems.qreplay import with_values\n")
     (pkg / "oracles" / "f.py").write_text("def g():\n    import shapefuzz.systems.traced\n")
-    (pkg / "systems" / "ref").mkdir()
-    (pkg / "systems" / "ref" / "repro.py").write_text("import shapefuzz.observation\n")
+    (pkg / "cases").mkdir()
+    (pkg / "cases" / "promote.py").write_text("import json\n")  # UPWARD's file, without the import
+    (pkg / "cases" / "g.py").write_text("from shapefuzz.campaign.run import run_fuzz\n")
+    (pkg / "cases" / "h.py").write_text("def f():\n    from shapefuzz.report import write_report\n")
     found = layer_violations(pkg)
     where = sorted(line.split(" ", 1)[0] for line in found if "no longer matches" not in line)
-    assert where == ["shapefuzz/oracles/e.py:1", "shapefuzz/systems/a.py:1",
-                     "shapefuzz/systems/b.py:2", "shapefuzz/systems/d.py:3",
-                     "shapefuzz/systems/sub/c.py:2"], found
+    assert where == ["shapefuzz/cases/g.py:1", "shapefuzz/cases/h.py:2", "shapefuzz/oracles/e.py:1",
+                     "shapefuzz/systems/a.py:1", "shapefuzz/systems/b.py:2",
+                     "shapefuzz/systems/d.py:3", "shapefuzz/systems/sub/c.py:2"], found
     # an exception whose file no longer makes the import is stale
-    assert any("systems/ref/repro.py" in line and "no longer matches" in line for line in found)
+    assert any("cases/promote.py" in line and "no longer matches" in line for line in found)

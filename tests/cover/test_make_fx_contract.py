@@ -4,9 +4,10 @@ rejects the inputs that violate it (found as a false symbolic-shape finding by a
 from __future__ import annotations
 
 from _helpers import I, R, inp, prog
+
 from shapefuzz.oracles import check_all
+from shapefuzz.program.variants import variants
 from shapefuzz.systems import get_system
-from shapefuzz.variants import variants
 
 
 def test_renamed_input_assert_rejects_the_traced_inputs():

@@ -7,8 +7,8 @@ import re
 
 import pytest
 import torch
-
 from _helpers import I, R, inp, outputs, prog, run
+
 from shapefuzz.ops import all_ops, families
 from shapefuzz.ops.branch import MODES, PATTERNS
 from shapefuzz.ops.scalar import BINOPS

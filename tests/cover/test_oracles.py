@@ -8,10 +8,10 @@ import re
 
 import pytest
 
-from shapefuzz.findings import SEVERITIES, Finding
-from shapefuzz.observation import Observation, Outcome, ReplayRecord, RunResult, Value
 from shapefuzz.oracles import check_all, compare_runs, eager_agreement, replay_agreement
+from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program import InputSpec, Instr, Program, Ref
+from shapefuzz.systems.observation import Observation, Outcome, ReplayRecord, RunResult, Value
 
 NAN, INF = math.nan, math.inf
 

@@ -47,11 +47,11 @@ def _read(owner, attr):
 def test_patched_restores_value_and_readability(owner, attr, value, raises):
     before = _read(owner, attr)
     own_before = attr in vars(owner)
-    with pytest.raises(RuntimeError) if raises else contextlib.nullcontext():
-        with patched(owner, attr, value):
-            assert getattr(owner, attr) == value
-            if raises:
-                raise RuntimeError("the block fails")
+    with pytest.raises(RuntimeError) if raises else contextlib.nullcontext(), \
+            patched(owner, attr, value):
+        assert getattr(owner, attr) == value
+        if raises:
+            raise RuntimeError("the block fails")
     assert _read(owner, attr) == before
     assert (attr in vars(owner)) == own_before  # a class sees its base's attribute again
 

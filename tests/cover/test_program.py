@@ -7,9 +7,9 @@ import json
 import math
 
 import pytest
+from _helpers import I, R, inp, prog
 from hypothesis import given, settings
 
-from _helpers import I, R, inp, prog
 from shapefuzz.program import SCHEMA_VERSION, Instr, Program, ProgramError, Ref
 from shapefuzz.strategies import programs
 

@@ -8,11 +8,11 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from shapefuzz.observation import Decision, Observation, Outcome
 from shapefuzz.oracles import check_all, config_differential, system_differential, truth_agreement
 from shapefuzz.program import ProgramError, Ref
-from shapefuzz.questions import QInstr, QProgram, truth
+from shapefuzz.program.questions import QInstr, QProgram, truth
 from shapefuzz.strategies import qprograms
+from shapefuzz.systems.observation import Decision, Observation, Outcome
 
 # v0 = backed(6); v1 = unbacked(3); check(v1 >= 0); ask(guard_or_false, v1 >= 2); v2 = v0 + v1
 P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", (">=", Ref(1), 0)),
@@ -157,8 +157,8 @@ def test_replay_under_other_values():
 def test_metamorphic_oracle():
     from dataclasses import replace
 
-    from shapefuzz.metamorphic import Echo, ask_map, redundant
     from shapefuzz.oracles import metamorphic
+    from shapefuzz.program.metamorphic import Echo, ask_map, redundant
 
     r = redundant(P)
     assert [i.args[0] for i in r.instrs if i.op == "ask"] == ["statically_known_true", "guard_or_false"]
@@ -181,7 +181,7 @@ def test_metamorphic_oracle():
 
 
 def test_metamorphic_runs_are_attached_for_default_config():
-    from shapefuzz.workers import Job, run_job
+    from shapefuzz.systems.jobs import Job, run_job
 
     o = run_job(Job(P.dumps(), "ref", "default", "[]"))
     assert [e.label for e in o.echoes] == ["fresh", "redundant"]
@@ -194,8 +194,8 @@ def test_metamorphic_repro_passes_and_fails(kind, script, tmp_path):
     import subprocess
     import sys
 
-    from shapefuzz.corpus import Case
-    from shapefuzz.findings import Finding
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.oracles.findings import Finding
     from shapefuzz.repro import check_source, repro_source
 
     p = QProgram(P.instrs[:4] + (QInstr("ask", ("bool", ">", Ref(0), 2)),))

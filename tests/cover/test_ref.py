@@ -12,10 +12,10 @@ from collections import Counter
 import hypothesis.strategies as st
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
-from shapefuzz.strategies import qprograms
 
 from shapefuzz.program import Program, Ref
-from shapefuzz.questions import BINOPS, COMPARE, QInstr, QProgram, truth
+from shapefuzz.program.questions import BINOPS, COMPARE, QInstr, QProgram, truth
+from shapefuzz.strategies import qprograms
 from shapefuzz.systems.ref import (
     OPTIMIZATIONS,
     RefSettings,

@@ -174,7 +174,7 @@ def test_a_bug_planted_in_an_optimization_is_found_on_tensor_programs(monkeypatc
 
 
 def test_repro_replays_a_ref_finding_and_exits_1_while_it_reproduces(monkeypatch, capsys):
-    from shapefuzz.corpus import Case
+    from shapefuzz.cases.corpus import Case
     from shapefuzz.repro import repro_source
     from shapefuzz.repro.ref import replay_ref_finding
 
@@ -205,7 +205,7 @@ def test_an_op_without_a_rule_is_skipped_not_a_finding(monkeypatch):
 
 
 def test_system_differential_repro_runs_the_torch_side(monkeypatch, capsys):
-    from shapefuzz.corpus import Case
+    from shapefuzz.cases.corpus import Case
     from shapefuzz.repro.ref import replay_ref_finding
 
     narrow = type(get_op("narrow"))

@@ -11,7 +11,7 @@ import subprocess
 import pytest
 
 from shapefuzz.report import ReportError, load_report, render_md, rerender, write_report
-from shapefuzz.report_plots import PLOT_NAMES
+from shapefuzz.report.plots import PLOT_NAMES
 
 
 def _cli(*args: str) -> int:
@@ -149,7 +149,7 @@ def test_report_html_renders_plots_in_headless_chromium(tmp_path):
 def test_progress_shows_budget_programs_valid_findings_and_rate_on_a_terminal():
     from rich.console import Console
 
-    from shapefuzz.progress import CampaignProgress, Snapshot
+    from shapefuzz.campaign.progress import CampaignProgress, Snapshot
 
     buf = io.StringIO()
     p = CampaignProgress(60, console=Console(file=buf, force_terminal=True, width=160), min_interval_s=0)
@@ -165,7 +165,7 @@ def test_progress_shows_budget_programs_valid_findings_and_rate_on_a_terminal():
 def test_progress_is_quiet_off_a_terminal():
     from rich.console import Console
 
-    from shapefuzz.progress import CampaignProgress, Snapshot
+    from shapefuzz.campaign.progress import CampaignProgress, Snapshot
 
     buf = io.StringIO()
     p = CampaignProgress(60, console=Console(file=buf, force_terminal=False), min_interval_s=0)

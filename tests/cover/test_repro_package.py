@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.corpus import load_case
+from shapefuzz.cases.corpus import load_case
 from shapefuzz.repro import check_source, family, line_limit, repro_source
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
@@ -147,7 +147,7 @@ def test_hostile_cases_render_harmless_check_scripts(tmp_path_factory):
     sys.path.insert(0, str(Path(__file__).parent))
     from test_hostile import assert_repro_harmless, mutated_cases
 
-    from shapefuzz.corpus import CaseError
+    from shapefuzz.cases.corpus import CaseError
 
     @hsettings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(mutated_cases())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.corpus import load_case
+from shapefuzz.cases.corpus import load_case
 from shapefuzz.repro import check_source, repro_source
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"

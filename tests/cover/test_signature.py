@@ -1,4 +1,4 @@
-"""Signatures (shapefuzz/signature.py, Note [signature]): the same bug met in other programs gives
+"""Signatures (shapefuzz/oracles/signature.py, Note [signature]): the same bug met in other programs gives
 the same signature; different bugs give different ones. Real findings: torch 2.13's size-0
 backed "positive=True" bug through many different questions, the corpus's cases."""
 
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.evaluate import evaluate
-from shapefuzz.known import known_note, load_known
+from shapefuzz.campaign.evaluate import evaluate
+from shapefuzz.cases.known import known_note, load_known
+from shapefuzz.oracles.signature import Signature, expr_shape, make_signature
 from shapefuzz.program import Ref
-from shapefuzz.questions import QInstr, QProgram
-from shapefuzz.signature import Signature, expr_shape, make_signature
-from shapefuzz.workers import run_job
+from shapefuzz.program.questions import QInstr, QProgram
+from shapefuzz.systems.jobs import run_job
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
@@ -126,7 +126,7 @@ def test_corpus_bugs_have_distinct_signatures_and_the_known_ones_are_known():
 def test_same_torch_bug_in_another_program_has_the_same_signature():
     """corpus/pending-unbacked-narrow-make_fx on other input sizes: the same signature
     (tests/test_corpus.py replays the original)."""
-    from shapefuzz.corpus import load_case
+    from shapefuzz.cases.corpus import load_case
 
     case = load_case(CORPUS / "pending-unbacked-narrow-make_fx")
     prog = json.loads(case.program.dumps())
@@ -139,7 +139,7 @@ def test_same_torch_bug_in_another_program_has_the_same_signature():
 
 # ---- symbolic-shape mismatches: the wrong part, not the whole output ---------------------------
 def test_mismatch_shape_is_the_wrong_part_of_the_output():
-    from shapefuzz.signature import mismatch_shape
+    from shapefuzz.oracles.signature import mismatch_shape
 
     # torch 2.13's squeeze-on-unbacked bug, as three campaigns met it: one dim too many
     assert {mismatch_shape("[u0]", "[1]", "[]"), mismatch_shape("[u0 - 1, u0]", "[0, 1]", "[0]"),
@@ -160,8 +160,8 @@ SQUEEZE_PROGRAMS = [  # found by the seed-1 and seed-2 campaigns (torch 2.13, ma
 
 
 def test_squeeze_bug_in_three_programs_has_the_known_signature():
-    from shapefuzz.corpus import load_case
-    from shapefuzz.kinds import load_program
+    from shapefuzz.cases.corpus import load_case
+    from shapefuzz.program.kinds import load_program
 
     case = load_case(CORPUS / "squeeze-unbacked-meta-make_fx")
     progs = [case.program] + [load_program(p) for p in SQUEEZE_PROGRAMS]
@@ -193,7 +193,7 @@ LEGACY_KEYS = [
 
 @pytest.mark.parametrize("key", LEGACY_KEYS)
 def test_a_key_read_back_renders_exactly_and_equals_the_fresh_signature(key):
-    from shapefuzz.findings import Finding
+    from shapefuzz.oracles.findings import Finding
 
     f = Finding("o", "high", "make_fx", "default", "k", "s", "d", key)
     assert f.key == key and str(f.signature) == key
@@ -203,7 +203,7 @@ def test_a_key_read_back_renders_exactly_and_equals_the_fresh_signature(key):
 
 
 def test_fields_are_read_not_parsed_by_consumers():
-    from shapefuzz.findings import Finding, blame
+    from shapefuzz.oracles.findings import Finding, blame
     from shapefuzz.oracles.frontends import pair_of
 
     cfg = Finding("config-differential", "high", "torch-env", "all-slow", "config-mismatch", "s",

@@ -1,4 +1,4 @@
-"""The sympy -> z3 translation (shapefuzz.prover.smt) against Python: random expressions over
+"""The sympy -> z3 translation (shapefuzz.systems.prover.smt) against Python: random expressions over
 every function of torch/utils/_sympy/functions.py, random integer assignments (negatives and zero
 included), z3's value of the translated term == sympy's evaluation of the term on numbers
 (Note [exact semantics])."""
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch.utils._sympy import functions as F
 
-from shapefuzz.prover.smt import SmtSettings, Translator, Unsupported, prove
+from shapefuzz.systems.prover.smt import SmtSettings, Translator, Unsupported, prove
 
 X, Y, Z = sympy.symbols("x y z", integer=True)
 SYMS = (X, Y, Z)

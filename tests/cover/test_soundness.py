@@ -14,14 +14,14 @@ from hypothesis import given, settings
 from torch.fx.experimental.symbolic_shapes import ShapeEnv
 from torch.utils._sympy.value_ranges import ValueRanges
 
-from shapefuzz.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.soundness import smt_findings
 from shapefuzz.program import Ref
-from shapefuzz.questions import QInstr, QProgram
+from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.strategies import qprograms
 from shapefuzz.systems.claims import check_claims, dde_check, hint_sanity
 from shapefuzz.systems.make_fx import MakeFxSystem
+from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.systems.torch_env import TorchEnvSystem
 
 S0, U0 = sympy.Symbol("s0", integer=True), sympy.Symbol("u0", integer=True)

@@ -11,14 +11,14 @@ import pytest
 import torch.fx.config as fx_config
 import torch.fx.experimental._config as fxx
 from hypothesis import HealthCheck, given, settings
-from shapefuzz.strategies import qprograms
 from torch.fx.experimental import sym_node as sn
 from torch.fx.experimental import symbolic_shapes as ss
 
-from shapefuzz.observation import Observation
 from shapefuzz.program import Ref
-from shapefuzz.questions import FALLBACK, QInstr, QProgram, truth
+from shapefuzz.program.questions import FALLBACK, QInstr, QProgram, truth
+from shapefuzz.strategies import qprograms
 from shapefuzz.systems import torch_toggles as tt
+from shapefuzz.systems.observation import Observation
 from shapefuzz.systems.torch_env import TorchEnvSystem
 
 R = Ref
@@ -356,7 +356,7 @@ def test_truth_checker_catches_a_wrong_claim():
     o = observe(p)
     from dataclasses import replace
 
-    from shapefuzz.observation import Decision
+    from shapefuzz.systems.observation import Decision
     bad = replace(o, decisions=(Decision(o.decisions[0].expr, "False", "static"),))
     with pytest.raises(AssertionError):
         check_truth(p, bad)

@@ -15,7 +15,7 @@ import torch
 import torch._dynamo
 from torch.fx.experimental import symbolic_shapes as ss
 
-from shapefuzz.corpus import Case
+from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles import check_all
 from shapefuzz.repro import repro_source
 from shapefuzz.systems.compile import CompileSystem, call_sequence
@@ -215,7 +215,7 @@ def test_frontend_repro_shows_an_outcome_difference(tmp_path):
     """make_fx guards `if n == 4`; export's Dim.DYNAMIC turns it into a constraint violation
     (an explained difference, so no finding): the repro of that pair must see it and exit 1,
     and the repro of a pair that agrees must exit 0."""
-    from shapefuzz.findings import Finding
+    from shapefuzz.oracles.findings import Finding
 
     p = prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
              [I("size", R(0), 0), I("branch", "if", "eq", R(1), 4)], outputs=(2,))

@@ -18,16 +18,16 @@ import socket
 import pytest
 import torch
 from hypothesis import HealthCheck, Phase, assume, given, settings
-from shapefuzz.strategies import programs
 
-from shapefuzz import interp
+from shapefuzz.program import interp
+from shapefuzz.strategies import programs
 
 dist = pytest.importorskip("torch.distributed")
 if not dist.is_available() or not dist.is_gloo_available():
     pytest.skip("torch.distributed with gloo is not available in this build", allow_module_level=True)
 
-from torch.distributed.device_mesh import init_device_mesh
-from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+from torch.distributed.device_mesh import init_device_mesh  # noqa: E402 (after the skip)
+from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor  # noqa: E402
 
 # item() makes the unbacked sizes; the nonzero/masked_select programs among these are skipped
 FAMILIES = ("scalar", "symint", "check", "layout", "reshape", "split", "cat", "pointwise", "datadep",

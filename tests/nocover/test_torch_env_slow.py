@@ -10,9 +10,9 @@ import pytest
 import torch
 import torch.fx.experimental._config as fxx
 from hypothesis import HealthCheck, Phase, given, settings
-from shapefuzz.strategies import qprograms
 
-from shapefuzz.questions import QProgram
+from shapefuzz.program.questions import QProgram
+from shapefuzz.strategies import qprograms
 from shapefuzz.systems import torch_toggles as tt
 from shapefuzz.systems.torch_env import TorchEnvSystem
 

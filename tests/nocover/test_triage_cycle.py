@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.corpus import load_case
+from shapefuzz.cases.corpus import load_case
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow

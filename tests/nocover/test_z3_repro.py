@@ -11,17 +11,17 @@ import sys
 import pytest
 import torch.fx.experimental._config as fxx
 
-from shapefuzz.corpus import Case
+from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles import check_all
 from shapefuzz.program import Ref
-from shapefuzz.questions import QInstr, QProgram
+from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.repro import repro_source
 from shapefuzz.systems.eager import EagerSystem
 from shapefuzz.systems.make_fx import MakeFxSystem
 from shapefuzz.systems.torch_env import TorchEnvSystem
 
 sys.path.insert(0, __file__.rsplit("/", 2)[0] + "/cover")
-from _helpers import I, inp, prog  # noqa: E402
+from _helpers import I, inp, prog
 
 PLANT = (("inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY", True),)
 

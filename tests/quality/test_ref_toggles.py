@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from shapefuzz import systems
-from shapefuzz.campaign import Campaign, CampaignSettings
+from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.ops import get_op
 from shapefuzz.systems import CONFIGS
-from shapefuzz.workers import run_job
+from shapefuzz.systems.jobs import run_job
 
 _spec = importlib.util.spec_from_file_location("ref_plants", Path(__file__).parents[1] / "cover" / "test_ref.py")
 plants = importlib.util.module_from_spec(_spec)

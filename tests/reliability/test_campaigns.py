@@ -66,7 +66,7 @@ def test_campaign_survives_abort_and_hang(tmp_path, cli_env, plugin):
     assert "no answer in 8 s" in kinds["timeout"]["detail"]
     plugin("planted_ops")  # so that the cases load: they use the test-only op
 
-    from shapefuzz.corpus import load_case
+    from shapefuzz.cases.corpus import load_case
 
     for kind, action in (("crash", "abort"), ("timeout", "hang")):
         case = load_case(kinds[kind]["case_dir"])  # saved with the program that did it

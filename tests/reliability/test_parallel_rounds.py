@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from shapefuzz.campaign import Campaign, CampaignSettings
-from shapefuzz.observation import Outcome
-from shapefuzz.workers import run_job
+from shapefuzz.campaign.engine import Campaign, CampaignSettings
+from shapefuzz.systems.jobs import run_job
+from shapefuzz.systems.observation import Outcome
 
 TARGETS = (("ref", "default"),)
 

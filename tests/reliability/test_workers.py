@@ -3,9 +3,9 @@
 
 import pytest
 
-from shapefuzz.evaluate import jobs_for
+from shapefuzz.campaign.evaluate import jobs_for
+from shapefuzz.campaign.workers import WorkerPool
 from shapefuzz.program import Program
-from shapefuzz.workers import WorkerPool
 
 pytestmark = pytest.mark.slow
 

@@ -5,10 +5,10 @@ when an output has rank >= 2, so the campaign's confirmation step really runs it
 
 from __future__ import annotations
 
-from shapefuzz.codegen import function_source, inputs_source
-from shapefuzz.findings import Finding
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.signature import make_signature
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.signature import make_signature
+from shapefuzz.program.codegen import function_source, inputs_source
 
 NAME = "toy-rank"
 

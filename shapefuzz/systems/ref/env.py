@@ -100,7 +100,7 @@ class RefEnv:
         if hint in (0, 1) and s.specialize_zero_one and not s.backed_size_oblivious:
             return self.constant(hint)  # 0/1 specialization: sizes 0 and 1 are never symbolic
         if s.duck_shape and hint in self._duck:
-            # duck sizing: equal hints, one symbol (as replaced by now: Note [fresh nodes ...])
+            # duck sizing: equal hints, one symbol (as replaced by now: Note [fresh nodes are replaced])
             return self.node(self.replace(self._duck[hint]), hint)
         sym = sympy.Symbol(f"s{len(self.backed_hints)}", integer=True, nonnegative=True)
         self.backed_hints[sym] = hint

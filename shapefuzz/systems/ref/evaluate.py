@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from shapefuzz.questions import FALLBACK
+from shapefuzz.program.questions import FALLBACK
 from shapefuzz.systems.ref.env import Node, RefEnv
 from shapefuzz.systems.ref.facts import axiom_lookup, negate, record_assert, record_guard
 from shapefuzz.systems.ref.ranges import Interval, decide

@@ -1,4 +1,4 @@
-"""Executing a question program (shapefuzz.questions) on a fresh reference env.
+"""Executing a question program (shapefuzz.program.questions) on a fresh reference env.
 
 Each instruction becomes one env operation, as torch's SymNode methods would drive a ShapeEnv:
 backed/unbacked create a symbol, binop builds a value from its operands' current (replaced)
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapefuzz.program import Ref
-from shapefuzz.questions import BINOPS, COMPARE, QProgram
+from shapefuzz.program.questions import BINOPS, COMPARE, QProgram
 from shapefuzz.systems.ref.env import NO_HINT, Node, RefEnv
 from shapefuzz.systems.ref.evaluate import Answer, CheckFailed, DataDependentError, ask, check
 from shapefuzz.systems.ref.exprs import build_binop, build_relational, is_symbol_sum

@@ -1,6 +1,6 @@
 """`ref`: the reference ShapeEnv as a shape system. It runs question programs and tensor programs
 (through each op's symbolic shape rule, shapefuzz/systems/ref/tensors.py) and reports what it
-decided as an Observation (shapefuzz.observation)."""
+decided as an Observation (shapefuzz.systems.observation)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from dataclasses import replace
 
 import sympy
 
-from shapefuzz.observation import Decision, Observation, Outcome
-from shapefuzz.prover import DEFAULT_SETTINGS, SmtSettings
-from shapefuzz.questions import QProgram
+from shapefuzz.program.questions import QProgram
 from shapefuzz.systems.claims import dde_check, hint_sanity, question_checks
+from shapefuzz.systems.observation import Decision, Observation, Outcome
+from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings
 from shapefuzz.systems.ref.env import Node, RefEnv, concrete
 from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
 from shapefuzz.systems.ref.execute import Trace, run

@@ -115,7 +115,7 @@ def run_tensors(program: Program, settings: RefSettings, real_inputs: list) -> T
             continue
         try:
             real_outs = _eager(op, ins, _resolve(ins.args, real), fell_back)
-        except Exception as e:  # noqa: BLE001 - the program under test fails in eager: data
+        except Exception as e:
             eager_error, real = e, None
             continue
         real.extend(real_outs)
@@ -161,9 +161,9 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     artifact of its own: its executable semantics is the lockstep eager run (Note [lockstep]),
     recorded as both `reference` and `artifact`, so the eager-agreement oracle checks what the
     reference claims about shapes (its symbolic output shapes under the binding)."""
-    from shapefuzz import interp
-    from shapefuzz.observation import Decision, Observation, Outcome, RunResult
+    from shapefuzz.program import interp
     from shapefuzz.systems.common import first_line
+    from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult
     from shapefuzz.systems.ref.system import _memo_str
 
     try:
@@ -221,8 +221,8 @@ def _violated_assert(env: RefEnv, subs: dict):
 def _shape_of(v):
     """An eager output as the reference records it: shapes and SymInt values, no element data
     (only what its shape claims are checked against; the data is eager's own business)."""
-    from shapefuzz.observation import Value
     from shapefuzz.systems.common import capture
+    from shapefuzz.systems.observation import Value
 
     shape = getattr(v, "shape", None)
     if shape is not None:
@@ -231,7 +231,7 @@ def _shape_of(v):
 
 
 def _tensor_outcome(failure: Exception):
-    from shapefuzz.observation import Outcome
+    from shapefuzz.systems.observation import Outcome
     from shapefuzz.systems.ref.system import _outcome
 
     if isinstance(failure, RuleError):

@@ -1,5 +1,5 @@
 """The plots of report.html, made with plotly from report.json data alone (Note [self-contained
-html] in shapefuzz/report.py): programs and findings over time, throughput, outcome classes per
+html] in shapefuzz/report/__init__.py): programs and findings over time, throughput, outcome classes per
 system and config, z3 verdicts, op-family / op / decision-kind coverage."""
 
 from __future__ import annotations

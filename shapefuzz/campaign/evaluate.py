@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapefuzz.findings import Finding
-from shapefuzz.kinds import kind_of
-from shapefuzz.observation import Observation
 from shapefuzz.oracles import check_all
+from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
-from shapefuzz.workers import Job
+from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems.jobs import Job
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["Evaluation", "evaluate", "is_valid", "jobs_for", "variants_json"]
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.findings import SEVERITIES, Finding
-from shapefuzz.observation import to_jsonable
+from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
+from shapefuzz.systems.observation import to_jsonable
 
 __all__ = [
     "CASE_SCHEMA",
@@ -155,7 +155,7 @@ def _case_from_json(obj: Any, where: str) -> Case:
         if not _NAME.fullmatch(f[k]):
             raise CaseError(f"finding.{k} {f[k][:60]!r} is not a name (letters, digits, - _ . : =)")
     finding = Finding.from_json({k: f[k] for k in (*_FINDING_FIELDS, "signature_fields") if k in f})
-    from shapefuzz.kinds import kind_of, load_program
+    from shapefuzz.program.kinds import kind_of, load_program
 
     program = load_program(obj.get("program"))
     ri = obj.get("replay_inputs")

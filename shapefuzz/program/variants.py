@@ -26,7 +26,7 @@ def variants(program: Program, n: int, seed: int = 0) -> list[tuple[InputSpec, .
     out: list[tuple[InputSpec, ...]] = []
     shapes = {tuple(s.shape for s in program.inputs)}
     n_same = min(2, n // 3)
-    for k in range(n_same):
+    for _ in range(n_same):
         out.append(tuple(_vary(s, i, rng, None) for i, s in enumerate(program.inputs)))
     for j in range(4 * n):
         if len(out) >= n:

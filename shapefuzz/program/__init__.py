@@ -12,18 +12,18 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = [
-    "SCHEMA_VERSION",
     "DIM_KINDS",
     "DTYPES",
-    "Ref",
+    "SCHEMA_VERSION",
     "InputSpec",
     "Instr",
     "Program",
-    "VType",
     "ProgramError",
+    "Ref",
+    "VType",
 ]
 
 SCHEMA_VERSION = 1
@@ -44,7 +44,7 @@ class Ref:
         return f"v{self.index}"
 
 
-Arg = Union[int, float, bool, None, str, Ref, tuple]
+Arg = int | float | bool | None | str | Ref | tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +113,7 @@ class Program:
         from shapefuzz.ops import get_op
 
         types: list[VType] = [i.vtype for i in self.inputs]
-        for pos, (ins, defs) in enumerate(self.definitions()):
+        for pos, (ins, _defs) in enumerate(self.definitions()):
             op = get_op(ins.op)
             try:
                 arg_types = _arg_types(ins.args, types)
@@ -144,9 +144,9 @@ class Program:
         bad: set[int] = set()
         for ins, defs in self.definitions():
             op = get_op(ins.op)
-            if op.undefined_data or any(r.index in bad for r in _refs(ins.args)):
-                if not op.data_independent_output:
-                    bad.update(defs)
+            if (op.undefined_data or any(r.index in bad for r in _refs(ins.args))) \
+                    and not op.data_independent_output:
+                bad.update(defs)
         return frozenset(bad)
 
     def op_names(self) -> list[str]:
@@ -169,7 +169,7 @@ class Program:
         return "\n".join(lines)
 
     def to_python(self, **kw: Any) -> str:
-        from shapefuzz.codegen import program_to_python
+        from shapefuzz.program.codegen import program_to_python
 
         return program_to_python(self, **kw)
 

@@ -18,7 +18,7 @@ from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import Branch
 from shapefuzz.program import InputSpec, Program, Ref
 
-__all__ = ["run", "make_inputs", "make_tensor", "program_fn", "TORCH_DTYPES"]
+__all__ = ["TORCH_DTYPES", "make_inputs", "make_tensor", "program_fn", "run"]
 
 TORCH_DTYPES = {"float": torch.float32, "int": torch.int64, "bool": torch.bool}
 

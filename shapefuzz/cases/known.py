@@ -8,7 +8,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["load_known", "known_note", "KnownError"]
+__all__ = ["KnownError", "known_note", "load_known"]
 
 
 class KnownError(ValueError):
@@ -17,7 +17,7 @@ class KnownError(ValueError):
 
 def load_known(extra: tuple[str, ...] = ()) -> dict[str, str]:
     """signature -> note, from the bundled list and any extra files."""
-    texts = [("bundled known_issues.json", resources.files("shapefuzz").joinpath("known_issues.json").read_text())]
+    texts = [("bundled known_issues.json", resources.files("shapefuzz.cases").joinpath("known_issues.json").read_text())]
     for p in extra:
         try:
             texts.append((p, Path(p).read_text()))

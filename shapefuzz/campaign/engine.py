@@ -32,19 +32,18 @@ fail, as Hypothesis does. Generating rounds use no database, so they stay determ
 
 from __future__ import annotations
 
-import hashlib
 import time
 import unittest
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
-from shapefuzz.evaluate import Evaluation, evaluate, is_valid, jobs_for
-from shapefuzz.findings import Finding
+from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
+from shapefuzz.campaign.stats import CampaignStats, program_hash
+from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
 from shapefuzz.strategies.settings import GenSettings
 
@@ -73,7 +72,7 @@ class CampaignSettings:
     budget_s: float = 60.0
     max_examples: int | None = None
     seed: int = 0
-    gen: GenSettings = GenSettings()
+    gen: GenSettings = GenSettings()  # noqa: RUF009 (a frozen value: one shared default is fine)
     n_variants: int = 6
     shrink_budget_s: float = 30.0
     database: object | None = None  # a Hypothesis ExampleDatabase, or None
@@ -89,34 +88,6 @@ class FoundBug:
     first_s: float = 0.0
     first_program: int = 0
     shrunk: bool = False
-
-
-@dataclass
-class CampaignStats:
-    programs: int = 0
-    valid: int = 0
-    outcomes: Counter = field(default_factory=Counter)  # (system, config, kind) -> n
-    ops: Counter = field(default_factory=Counter)
-    decisions: Counter = field(default_factory=Counter)
-    timeline: list = field(default_factory=list)  # (elapsed_s, programs, findings)
-    shrink_runs: int = 0
-    db_replays: int = 0  # examples replayed from the shared database (not counted as programs)
-    trace_s: float = 0.0  # time spent waiting for systems (for the overhead figure)
-    hashes: list = field(default_factory=list)  # program_hash of every counted program, in order
-    smt: Counter = field(default_factory=Counter)  # (oracle, z3 status) -> n (oracles.soundness)
-    #: (system, config, "ExcType: first line of the message") -> n, for error / crash / timeout
-    errors: Counter = field(default_factory=Counter)
-
-
-def error_line(outcome) -> str:
-    """What report.json counts an error outcome by: its type and the first line of its message
-    (numbers kept: they tell a hidden config entry from an out-of-bounds index)."""
-    first = (outcome.message or "").strip().splitlines()[:1]
-    return f"{outcome.exc_type}: {first[0][:160] if first else ''}"
-
-
-def program_hash(program) -> str:
-    return hashlib.sha256(program.dumps().encode()).hexdigest()[:16]
 
 
 class _Signal(Exception):
@@ -238,14 +209,14 @@ class Campaign:
     @staticmethod
     def example_space(cfg: CampaignSettings) -> dict:
         """What a choice sequence means: the program kinds and generator settings."""
-        from shapefuzz.observation import to_jsonable
+        from shapefuzz.systems.observation import to_jsonable
 
         return {"kinds": sorted(Campaign._kinds(cfg)), "gen": to_jsonable(cfg.gen)}
 
     @staticmethod
     def _kinds(cfg: CampaignSettings) -> list[str]:
         """The program kinds some target accepts, in KINDS order."""
-        from shapefuzz.kinds import KINDS
+        from shapefuzz.program.kinds import KINDS
         from shapefuzz.systems import accepts
 
         return [k for k in KINDS if any(accepts(s, k) for s, _ in cfg.targets)]
@@ -254,7 +225,7 @@ class Campaign:
         """Tensor programs, question programs, or both, as the targets accept them."""
         from hypothesis import strategies as st
 
-        from shapefuzz.kinds import KINDS
+        from shapefuzz.program.kinds import KINDS
 
         strats = [KINDS[k].strategy(self.cfg.gen) for k in self._kinds(self.cfg)]
         return strats[0] if len(strats) == 1 else st.one_of(*strats)
@@ -407,8 +378,8 @@ class Campaign:
     def _import_shared(self) -> None:
         import json
 
-        from shapefuzz.kinds import load_program
         from shapefuzz.program import ProgramError
+        from shapefuzz.program.kinds import load_program
 
         db = self.cfg.database
         for value in sorted(db.fetch(SHARED_KEY)):
@@ -426,23 +397,12 @@ class Campaign:
 
     # ---- counting ----------------------------------------------------------------------------
     def _count(self, ev: Evaluation) -> None:
-        st = self.stats
-        st.programs += 1
-        st.valid += is_valid(ev)
-        st.hashes.append(program_hash(ev.program))
-        st.ops.update(ev.program.op_names())
-        for o in ((ev.eager,) if ev.eager is not None else ()) + ev.observations:
-            st.outcomes[(o.system, o.config, o.outcome.kind)] += 1
-            st.decisions.update(d.how for d in o.decisions)
-            st.smt.update((c.oracle, c.status) for c in getattr(o, "smt", ()))
-            if o.outcome.kind in ("error", "crash", "timeout"):
-                st.errors[(o.system, o.config, error_line(o.outcome))] += 1
-        st.timeline.append((round(self.elapsed(), 3), st.programs, len(self.bugs)))
+        self.stats.count(ev, is_valid(ev), self.elapsed(), len(self.bugs))
 
     # ---- checkpoints (Note [resume]) ---------------------------------------------------------
     def fingerprint(self) -> dict:
         """What must match for a checkpoint to be resumed: the same programs and targets."""
-        from shapefuzz.observation import to_jsonable
+        from shapefuzz.systems.observation import to_jsonable
 
         return {"seed": self.cfg.seed, "targets": [list(t) for t in self.cfg.targets],
                 "gen": to_jsonable(self.cfg.gen), "n_variants": self.cfg.n_variants}
@@ -454,20 +414,13 @@ class Campaign:
             self.checkpoint(self.state(finished))
 
     def state(self, finished: bool = False) -> dict:
-        from shapefuzz.observation import to_jsonable
+        from shapefuzz.systems.observation import to_jsonable
 
-        st = self.stats
         return {
             "schema": STATE_SCHEMA, "kind": "shapefuzz-campaign-state", "finished": finished,
             "fingerprint": self.fingerprint(), "round": self.round, "pos": self.pos,
             "pending_shrink": self.pending_shrink, "elapsed_s": self.elapsed(),
-            "stats": {"programs": st.programs, "valid": st.valid, "shrink_runs": st.shrink_runs,
-                      "db_replays": st.db_replays, "trace_s": st.trace_s,
-                      "outcomes": [[*k, n] for k, n in st.outcomes.items()],
-                      "ops": dict(st.ops), "decisions": dict(st.decisions),
-                      "timeline": st.timeline[-2000:], "hashes": st.hashes,
-                      "smt": [[*k, n] for k, n in st.smt.items()],
-                      "errors": [[*k, n] for k, n in st.errors.items()]},
+            "stats": self.stats.to_json(),
             "bugs": [{"finding": to_jsonable(b.finding.to_json()), "program": b.program.to_json(),
                       "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
                       "shrunk": b.shrunk} for b in self.bugs.values()],
@@ -481,7 +434,7 @@ class Campaign:
                               "remove campaign-state.json from --out to start afresh") from None
 
     def _restore_unchecked(self, state: dict) -> None:
-        from shapefuzz.kinds import load_program
+        from shapefuzz.program.kinds import load_program
 
         if state.get("kind") != "shapefuzz-campaign-state" or state.get("schema") != STATE_SCHEMA:
             raise ResumeError("campaign-state.json is not a campaign state of this shapefuzz version; "
@@ -492,15 +445,7 @@ class Campaign:
         self.round, self.pos = int(state["round"]), int(state["pos"])
         self.pending_shrink = state["pending_shrink"]
         self.offset_s = float(state["elapsed_s"])
-        s, st = state["stats"], self.stats
-        st.programs, st.valid, st.shrink_runs = int(s["programs"]), int(s["valid"]), int(s["shrink_runs"])
-        st.db_replays, st.trace_s = int(s.get("db_replays", 0)), float(s["trace_s"])
-        st.outcomes = Counter({(a, b, c): n for a, b, c, n in s["outcomes"]})
-        st.ops, st.decisions = Counter(s["ops"]), Counter(s["decisions"])
-        st.timeline = [tuple(x) for x in s["timeline"]]
-        st.hashes = [str(h) for h in s["hashes"]]
-        st.smt = Counter({(a, b): int(n) for a, b, n in s.get("smt", [])})
-        st.errors = Counter({(a, b, c): int(n) for a, b, c, n in s.get("errors", [])})
+        self.stats = CampaignStats.from_json(state["stats"])
         for b in state["bugs"]:
             f = Finding.from_json(b["finding"])
             self.bugs[f.key] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),

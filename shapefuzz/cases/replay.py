@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from shapefuzz.corpus import Case
-from shapefuzz.kinds import kind_of
-from shapefuzz.observation import to_jsonable
+from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles import check_all
-from shapefuzz.workers import Job, run_job
+from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems.jobs import Job, run_job
+from shapefuzz.systems.observation import to_jsonable
 
 __all__ = ["ReplayResult", "every_target", "observe_case", "replay_case", "targets_of",
            "torch_config_applied"]

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from shapefuzz.corpus import atomic_write
+from shapefuzz.cases.corpus import atomic_write
 
 __all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "load_report", "op_family_counts",
            "render_html", "render_md", "rerender", "write_report"]
@@ -170,7 +170,7 @@ def _z3_counts(d: dict[str, Any]) -> dict[str, int]:
 # Each plot div carries class "shapefuzz-plot" and an id "plot-<name>" (tests look for them).
 
 def render_html(d: dict[str, Any]) -> str:
-    from shapefuzz import report_plots
+    from shapefuzz.report import plots as report_plots
 
     figs = report_plots.figures(d, _families(d), _z3_counts(d))
     plots, script = report_plots.render(figs)

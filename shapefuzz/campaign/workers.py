@@ -44,41 +44,18 @@ import time
 import traceback
 from collections import deque
 from collections.abc import Hashable
-from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
-from shapefuzz.kinds import kind_of, load_program
-from shapefuzz.observation import BUG, Observation, Outcome
+from shapefuzz.program.kinds import load_program
+from shapefuzz.systems.jobs import Job, run_job
+from shapefuzz.systems.observation import BUG, Observation, Outcome
 
 __all__ = ["BUG", "Job", "ShapefuzzBug", "WorkerPool", "import_plugins", "load_program", "run_job"]
 
 
 class ShapefuzzBug(RuntimeError):
     """A bug in shapefuzz itself, raised loudly with the input attached (STYLE 4)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Job:
-    program_json: str
-    system: str
-    config: str
-    variants_json: str  # JSON list of lists of input specs
-
-
-def run_job(job: Job) -> Observation:
-    """Run one job in this process (workers call this; so do in-process replays and tests)."""
-    import json
-
-    from shapefuzz.program import _input_from_json
-    from shapefuzz.systems import get_system
-
-    program = load_program(json.loads(job.program_json))
-    variants = [tuple(_input_from_json(k, s) for k, s in enumerate(v))
-                for v in json.loads(job.variants_json)]
-    system = get_system(job.system)
-    obs = system.observe(program, job.config, variants)
-    return kind_of(program).extra_runs(system, program, obs)
 
 
 def apply_torch_config(torch_config: tuple[tuple[str, Any], ...]) -> None:
@@ -307,7 +284,7 @@ class WorkerPool:
 
     # ---- machinery ----------------------------------------------------------------------------
     def _dispatch(self) -> None:
-        for wi, w in enumerate(self.workers):
+        for w in self.workers:
             if w.task is None and self._queue:
                 w.task = self._queue.popleft()
                 w.conn.send(w.task[2])

@@ -8,16 +8,16 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from shapefuzz.campaign import Campaign, CampaignSettings, FoundBug
-from shapefuzz.corpus import Case, case_dirname, load_state, save_case, save_state
-from shapefuzz.known import known_note
-from shapefuzz.observation import to_jsonable
+from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
+from shapefuzz.campaign.progress import CampaignProgress
+from shapefuzz.campaign.workers import WorkerPool, import_plugins
+from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
+from shapefuzz.cases.known import known_note
 from shapefuzz.oracles import get_oracle
-from shapefuzz.progress import CampaignProgress
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
 from shapefuzz.strategies.settings import GenSettings
-from shapefuzz.workers import WorkerPool, import_plugins
+from shapefuzz.systems.observation import to_jsonable
 
 __all__ = ["FuzzOptions", "confirm", "run_fuzz"]
 
@@ -91,9 +91,9 @@ def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
 
 
 def _blames(camp: Campaign, run_many) -> dict[str, str]:
-    """Note [blame] (shapefuzz/findings.py): ref's view of each torch finding's smallest program."""
-    from shapefuzz.evaluate import jobs_for
-    from shapefuzz.findings import TORCH_SYSTEMS, blame
+    """Note [blame] (shapefuzz/oracles/findings.py): ref's view of each torch finding's smallest program."""
+    from shapefuzz.campaign.evaluate import jobs_for
+    from shapefuzz.oracles.findings import TORCH_SYSTEMS, blame
     from shapefuzz.systems import accepts
 
     out = {}
@@ -111,7 +111,7 @@ def _program_set(out: Path, hashes: list[str]) -> str:
     same seed gives the same set whatever --workers is, Note [parallel rounds])."""
     import hashlib
 
-    from shapefuzz.corpus import atomic_write
+    from shapefuzz.cases.corpus import atomic_write
 
     text = "".join(h + "\n" for h in sorted(hashes))
     atomic_write(out / "programs.txt", text)
@@ -125,7 +125,7 @@ def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
         return cfg
     from dataclasses import replace
 
-    from shapefuzz.database import open_database
+    from shapefuzz.campaign.database import open_database
 
     return replace(cfg, database=open_database(opts.database, Campaign.example_space(cfg)))
 

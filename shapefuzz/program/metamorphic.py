@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapefuzz.questions import QInstr, QProgram
+from shapefuzz.program.questions import QInstr, QProgram
 
-__all__ = ["Echo", "redundant", "echo_of", "ask_map"]
+__all__ = ["Echo", "ask_map", "echo_of", "redundant"]
 
 
 @dataclass(frozen=True, slots=True)

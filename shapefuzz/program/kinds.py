@@ -1,5 +1,5 @@
 """Program kinds behind one protocol: tensor programs (shapefuzz.program) and question programs
-(shapefuzz.questions).
+(shapefuzz.program.questions).
 
 Note [program kinds]: a kind says how its programs are read and written, generated, judged
 (tensor programs by an eager run, question programs by the truth they carry, Note [question
@@ -57,7 +57,7 @@ def _tensor_strategy(gen):
 def _tensor_variants(program, n: int, seed: int) -> str:
     import json
 
-    from shapefuzz.variants import variants
+    from shapefuzz.program.variants import variants
 
     return json.dumps([[{"name": s.name, "dtype": s.dtype, "shape": list(s.shape),
                          "dims": list(s.dims), "data": list(s.data)} for s in v]
@@ -70,7 +70,7 @@ def _eager_ok(program, eager) -> bool:
 
 # ---- question programs -------------------------------------------------------------------------
 def _question_load(obj):
-    from shapefuzz.questions import QProgram
+    from shapefuzz.program.questions import QProgram
 
     return QProgram.from_json(obj)
 
@@ -86,20 +86,20 @@ def _no_variants(program, n: int, seed: int) -> str:
 
 
 def _truth_holds(program, eager) -> bool:
-    from shapefuzz.questions import truth
+    from shapefuzz.program.questions import truth
 
     return truth(program).failed_check is None
 
 
 def _with_echoes(system, program, obs):
-    """Metamorphic runs (shapefuzz.metamorphic), under the default config only: the same program
+    """Metamorphic runs (shapefuzz.program.metamorphic), under the default config only: the same program
     again in a fresh env (with this process's global caches now warm), and with a redundant
     question before each one."""
     if obs.config != "default":
         return obs
     from dataclasses import replace
 
-    from shapefuzz.metamorphic import echo_of, redundant
+    from shapefuzz.program.metamorphic import echo_of, redundant
 
     fresh = system.observe(program, "default", [])
     again = system.observe(redundant(program), "default", [])

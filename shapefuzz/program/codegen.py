@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import math
 
-from shapefuzz.interp import TORCH_DTYPES
 from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import PATTERNS, Branch
 from shapefuzz.program import InputSpec, Program, ProgramError, Ref
+from shapefuzz.program.interp import TORCH_DTYPES
 
 __all__ = ["function_source", "inputs_source", "program_to_python", "render_arg", "tensor_source"]
 
@@ -52,7 +52,7 @@ def function_source(program: Program, name: str = "f", forced_general=frozenset(
             lhs = "()"  # `() = torch.unbind(x, 0)` fails unless there are no pieces, like interp
         if isinstance(op, Branch):
             if pos in forced_general:
-                mode, pat, *ops = args
+                _mode, pat, *ops = args
                 stmt = f"{lhs} = {PATTERNS[pat].general(ops, True)}  # fallback arm, as traced"
             else:
                 stmt = op.statement(lhs, args)

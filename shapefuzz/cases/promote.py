@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from shapefuzz.corpus import STATUSES, CaseError, atomic_write, load_case
+from shapefuzz.cases.corpus import STATUSES, CaseError, atomic_write, load_case
 
 __all__ = ["PromoteError", "promote_case"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from shapefuzz.signature import Signature
+from shapefuzz.oracles.signature import Signature
 
 __all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding", "blame"]
 
@@ -77,7 +77,7 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
         return ""
     if ref.outcome.kind != "ok":
         return f"ref cannot tell ({ref.outcome.short()})"
-    from shapefuzz.kinds import kind_of
+    from shapefuzz.program.kinds import kind_of
 
     if not kind_of(program).has_eager:  # the program's own truth judges ref (question programs)
         from shapefuzz.oracles.truth import truth_agreement
@@ -86,7 +86,7 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
         if not wrong:
             return "torch bug: ref agrees with the concrete answers where torch does not"
         return ("shared misunderstanding: ref disagrees with the concrete answers too; check the "
-                "generator's ground truth (shapefuzz/questions.py) before filing")
+                "generator's ground truth (shapefuzz/program/questions.py) before filing")
     return _tensor_blame(ref, eager)
 
 

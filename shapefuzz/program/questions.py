@@ -27,8 +27,18 @@ from typing import Any
 
 from shapefuzz.program import MAX_ABS_INT, ProgramError, Ref, _arg_from_json, _arg_to_json
 
-__all__ = ["QInstr", "QProgram", "QOPS", "ASK_MODES", "BINOPS", "COMPARE", "FALLBACK", "truth",
-           "Truth", "QSCHEMA"]
+__all__ = [
+    "ASK_MODES",
+    "BINOPS",
+    "COMPARE",
+    "FALLBACK",
+    "QOPS",
+    "QSCHEMA",
+    "QInstr",
+    "QProgram",
+    "Truth",
+    "truth",
+]
 
 QSCHEMA = 1
 QOPS = {"backed": 1, "unbacked": 1, "binop": 3, "check": 3, "ask": 4}  # op -> arity

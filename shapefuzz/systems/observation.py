@@ -169,7 +169,7 @@ class Observation:
     artifact: RunResult | None = None  # the traced artifact on the original inputs
     replays: tuple[ReplayRecord, ...] = ()
     qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
-    echoes: tuple = ()  # question programs: shapefuzz.metamorphic.Echo of each variant run
+    echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
