@@ -16,3 +16,10 @@ it (tests/cover/test_layers.py reads the imports from the source):
 """
 
 __version__ = "0.1.0"
+__all__ = ["BadInput", "__version__"]
+
+
+class BadInput(ValueError):
+    """Bad usage or input (a flag, a case file, a saved state, a report folder ...): the root of
+    every such error, which the CLI prints as one line and maps to exit 2. The message says what
+    was wrong and what to do next."""

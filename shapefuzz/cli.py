@@ -10,11 +10,9 @@ from pathlib import Path
 
 import click
 
+from shapefuzz import BadInput
+
 __all__ = ["main"]
-
-
-class BadInput(Exception):
-    """Bad usage or input: printed as one line, exit 2."""
 
 
 def _parse_torch_config(items: tuple[str, ...]) -> tuple[tuple[str, object], ...]:
@@ -70,23 +68,12 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
-    from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
+    from shapefuzz.systems import targets_for
 
-    systems = systems or DEFAULT_SYSTEMS
-    for s in systems:
-        if s not in SYSTEMS or s == "eager":
-            raise BadInput(f"--system {s!r} is not a system to fuzz; choose from "
-                           f"{', '.join(x for x in SYSTEMS if x != 'eager')}")
-    from shapefuzz.systems import DEFAULT_CONFIGS, OPT_IN
-
-    targets = []
-    for s in systems:
-        names = (CONFIGS[s] if "all" in configs else configs) if configs else DEFAULT_CONFIGS.get(s, CONFIGS[s])
-        for c in names:
-            if c not in CONFIGS[s] + OPT_IN.get(s, ()):
-                raise BadInput(f"--config {c!r} is not a config of {s}; known: "
-                               f"{', '.join(CONFIGS[s] + OPT_IN.get(s, ()))}")
-            targets.append((s, c))
+    try:
+        targets = targets_for(tuple(systems), tuple(configs))
+    except BadInput as e:
+        raise BadInput(f"--system/--config: {e}") from None
     if budget <= 0:
         raise BadInput(f"--budget {budget}: must be a positive number of seconds")
     if max_examples is not None and max_examples <= 0:
@@ -113,24 +100,13 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
                        database)
-    from shapefuzz.campaign.database import DatabaseError
-    from shapefuzz.campaign.engine import ResumeError
-    from shapefuzz.cases.corpus import CaseError
-
-    try:
-        code = run_fuzz(opts)
-    except (ResumeError, DatabaseError, CaseError) as e:  # a saved state, or --database
-        raise BadInput(str(e)) from None
-    sys.exit(code)
+    sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
 
 
 def _known(files):
-    from shapefuzz.cases.known import KnownError, load_known
+    from shapefuzz.cases.known import load_known
 
-    try:
-        return load_known(tuple(files))
-    except KnownError as e:
-        raise BadInput(str(e)) from None
+    return load_known(tuple(files))
 
 
 @cli.command()
@@ -139,17 +115,14 @@ def _known(files):
               help="Refuse cases whose inputs or integers could size a tensor past this.")
 def replay(paths, max_elements):
     """Replay case folders or case.json files; exit 0 when each behaves as recorded."""
-    from shapefuzz.cases.corpus import CaseError, load_case, size_problem
+    from shapefuzz.cases.corpus import load_case, size_problem
 
     cases = []
     for p in paths:
         found = sorted(Path(p).rglob("case.json")) if Path(p).is_dir() and not (Path(p) / "case.json").exists() else [p]
         if not found:
             raise BadInput(f"{p}: no case.json under this folder")
-        try:
-            cases += [load_case(x) for x in found]
-        except CaseError as e:
-            raise BadInput(str(e)) from None
+        cases += [load_case(x) for x in found]
     for c in cases:  # refused before anything runs: a verdict, not an allocation
         why = size_problem(c, max_elements)
         if why:
@@ -184,12 +157,9 @@ def systems():
 @click.argument("folder", type=click.Path())
 def report(folder):
     """Re-render report.md and report.html of a campaign folder from its report.json."""
-    from shapefuzz.report import ReportError, rerender
+    from shapefuzz.report import rerender
 
-    try:
-        out = rerender(Path(folder))
-    except ReportError as e:
-        raise BadInput(str(e)) from None
+    out = rerender(Path(folder))
     click.echo(f"{out / 'report.md'}\n{out / 'report.html'}")
 
 
@@ -204,13 +174,9 @@ def report(folder):
 @click.option("--force", is_flag=True, help="Overwrite a corpus case of the same name.")
 def promote(case, corpus, name, status, upstream, force):
     """Copy a finding's case folder into the corpus, so the test suite replays it."""
-    from shapefuzz.cases.corpus import CaseError
-    from shapefuzz.cases.promote import PromoteError, promote_case
+    from shapefuzz.cases.promote import promote_case
 
-    try:
-        dest = promote_case(case, corpus, name, status, upstream, force)
-    except (CaseError, PromoteError) as e:
-        raise BadInput(str(e)) from None
+    dest = promote_case(case, corpus, name, status, upstream, force)
     click.echo(f"promoted to {dest} (status {status}); `pytest tests/test_corpus.py` replays it")
 
 

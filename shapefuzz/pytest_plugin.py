@@ -104,22 +104,17 @@ class CorpusItem(_Item):
 
 class FuzzItem(_Item):
     def runtest(self) -> None:
+        from shapefuzz import BadInput
         from shapefuzz.campaign.run import FuzzOptions, run_fuzz
         from shapefuzz.cases.known import load_known
         from shapefuzz.strategies.settings import GenSettings
-        from shapefuzz.systems import CONFIGS, DEFAULT_SYSTEMS, SYSTEMS
+        from shapefuzz.systems import targets_for
 
         opt = self.config.getoption
-        systems = tuple(opt("shapefuzz_system")) or DEFAULT_SYSTEMS
-        bad = [s for s in systems if s not in SYSTEMS or s == "eager"]
-        if bad:
-            raise ShapefuzzFailure(f"--shapefuzz-system {bad[0]!r} is not a system to fuzz; "
-                                   f"choose from {', '.join(s for s in SYSTEMS if s != 'eager')}")
-        configs = tuple(opt("shapefuzz_config"))
-        targets = tuple((s, c) for s in systems for c in CONFIGS[s] if not configs or c in configs)
-        if not targets:
-            raise ShapefuzzFailure(f"--shapefuzz-config {', '.join(configs)}: no such config of "
-                                   f"{', '.join(systems)} (`shapefuzz systems` lists them)")
+        try:  # the CLI's defaults: each system's default configs unless configs are named
+            targets = targets_for(tuple(opt("shapefuzz_system")), tuple(opt("shapefuzz_config")))
+        except BadInput as e:
+            raise ShapefuzzFailure(f"--shapefuzz-system/--shapefuzz-config: {e}") from None
         out = Path(opt("shapefuzz_out") or tempfile.mkdtemp(prefix="shapefuzz-"))
         opts = FuzzOptions(targets=targets, budget_s=opt("shapefuzz_budget"),
                            max_examples=opt("shapefuzz_max_examples"), seed=opt("shapefuzz_seed"),

@@ -15,10 +15,12 @@ from collections.abc import Iterable
 
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
+from shapefuzz import BadInput
+
 __all__ = ["DatabaseError", "Namespaced", "open_database"]
 
 
-class DatabaseError(ValueError):
+class DatabaseError(BadInput):
     """The --database value is malformed or its server cannot be reached."""
 
 

@@ -41,6 +41,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
+from shapefuzz import BadInput
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.oracles.findings import Finding
@@ -62,7 +63,7 @@ STATE_SCHEMA = 1
 SHARED_KEY = b"shapefuzz-shrunk-programs"
 
 
-class ResumeError(ValueError):
+class ResumeError(BadInput):
     """A saved campaign state cannot be resumed with these settings; the message says why."""
 
 

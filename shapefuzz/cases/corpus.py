@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from shapefuzz import BadInput
 from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
 from shapefuzz.systems.observation import to_jsonable
@@ -37,7 +38,7 @@ CASE_SCHEMA = 1
 STATUSES = ("bug", "fixed", "known-upstream")
 
 
-class CaseError(ValueError):
+class CaseError(BadInput):
     """A case file is unreadable or malformed; the message names the file and the problem."""
 
 

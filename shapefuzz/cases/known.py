@@ -8,10 +8,12 @@ import json
 from importlib import resources
 from pathlib import Path
 
+from shapefuzz import BadInput
+
 __all__ = ["KnownError", "known_note", "load_known"]
 
 
-class KnownError(ValueError):
+class KnownError(BadInput):
     pass
 
 

@@ -8,12 +8,13 @@ import json
 import re
 from pathlib import Path
 
+from shapefuzz import BadInput
 from shapefuzz.cases.corpus import STATUSES, CaseError, atomic_write, load_case
 
 __all__ = ["PromoteError", "promote_case"]
 
 
-class PromoteError(ValueError):
+class PromoteError(BadInput):
     """The case cannot be promoted; the message says why and what to do."""
 
 

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from shapefuzz import BadInput
+
 __all__ = [
     "DIM_KINDS",
     "DTYPES",
@@ -32,7 +34,7 @@ DTYPES = ("float", "int", "bool")
 MAX_ABS_INT = 2**40  # larger literals are rejected on load: they only appear in hostile files
 
 
-class ProgramError(ValueError):
+class ProgramError(BadInput):
     """A program (usually one loaded from a file) is malformed. The message says what and where."""
 
 

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from shapefuzz import BadInput
 from shapefuzz.cases.corpus import atomic_write
 
 __all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "load_report", "op_family_counts",
@@ -23,7 +24,7 @@ _REQUIRED = ("torch_version", "seed", "elapsed_s", "programs", "valid_programs",
              "outcomes", "findings")
 
 
-class ReportError(ValueError):
+class ReportError(BadInput):
     """A report.json is missing or malformed; the message says which and what to do."""
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "SYSTEMS",
     "accepts",
     "get_system",
+    "targets_for",
 ]
 
 SYSTEMS = {
@@ -61,6 +62,29 @@ DEFAULT_SYSTEMS = ("make_fx", "export")
 #: which program kinds each system runs
 KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",), "compile": ("tensors",),
          "torch-env": ("questions",), "ref": ("questions", "tensors")}
+
+
+def targets_for(systems: tuple[str, ...] = (), configs: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+    """The (system, config) pairs a campaign runs: the default systems when none are named, each
+    system's default configs when no config is named, every config with "all" (opt-in ones
+    only by name). The CLI and the pytest plugin both ask this. Raises BadInput naming the
+    unknown system or config and what is known."""
+    from shapefuzz import BadInput
+
+    fuzzable = [s for s in SYSTEMS if s != "eager"]
+    for s in systems:
+        if s not in fuzzable:
+            raise BadInput(f"system {s!r} is not a system to fuzz; choose from {', '.join(fuzzable)}")
+    out = []
+    for s in systems or DEFAULT_SYSTEMS:
+        known = CONFIGS[s] + OPT_IN.get(s, ())
+        names = (CONFIGS[s] if "all" in configs else configs) if configs else DEFAULT_CONFIGS.get(s, CONFIGS[s])
+        for c in names:
+            if c not in known:
+                raise BadInput(f"config {c!r} is not a config of {s}; known: {', '.join(known)} "
+                               "(`shapefuzz systems` lists them)")
+            out.append((s, c))
+    return tuple(out)
 
 
 def accepts(system: str, kind: str) -> bool:
