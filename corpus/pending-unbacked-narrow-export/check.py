@@ -7,6 +7,7 @@ import sympy
 import torch
 import torch.fx.experimental._config
 from torch.fx.experimental import symbolic_shapes
+from torch._dynamo.source import LocalSource
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export import Dim, export
 from torch.fx.experimental.proxy_tensor import make_fx

@@ -34,6 +34,7 @@ def _arg(x) -> str:
 #: how a question line checks its answer: {q} index, {ask} the call, {fallback}, {want}
 CLAIM = "claim({q}, c, {ask}, {fallback!r}, {want!r})"
 RECORD = "ask({q}, c, {ask}, {fallback!r})"
+ANSWER = "answer({q}, c, {ask}, {fallback!r}, {want!r})"
 
 
 def program_lines(p: QProgram, backed: str = "backed", question: str = CLAIM,
@@ -93,16 +94,17 @@ def issue(case, torch_version: str = "") -> str:
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     alt = _alt_answers(case)
     claims_only = f.kind.startswith("wrong-") and alt is None
-    body = program_lines(p, backed, CLAIM, stop_after_last_ask=claims_only)
+    body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only)
     if alt is not None:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
         body.append(f"replay([{pairs}], {alt!r})  # the other values, and the concrete answers there")
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
              f"se = ShapeEnv({common.kwargs_text(s.env_kwargs)})\n",
-             "wrong, claims = [], []  # what is not the concrete answer; (question, answer) of every claim\n",
+             "wrong, claims = [], []  # what is not the concrete answer; (question, answer) of every claim\n"
+             if alt is not None else "wrong = []  # the answers that are not the concrete answer\n",
              common.function(questions_issue, backed),
-             *([common.function(questions_issue, "unbacked")] if any(i.op == "unbacked" for i in p.instrs) else []),
-             common.function(questions_issue, "claim"),
+             *([common.function(questions_issue, "unbacked")] if any("unbacked()" in x for x in body) else []),
+             common.function(questions_issue, "claim" if alt is not None else "answer"),
              *([common.function(questions_issue, "replay")] if alt is not None else []),
              common.block(questions_issue, "run", "\n".join(body))]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())

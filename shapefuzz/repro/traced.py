@@ -39,16 +39,18 @@ def _plan(case) -> _Plan:
              "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
     replay = case.replay_inputs is not None and check != "raises"
     kinds = {d for spec in p.inputs for d in spec.dims}
-    marked = f.system == "make_fx" and (check == "symbolic" or replay or bool(s.env_kwargs)
+    # make_fx checks no guards: every check but `raises` evaluates them, on marked fake inputs
+    marked = f.system == "make_fx" and (check != "raises" or bool(s.env_kwargs)
                                         or len(kinds) > 1 or "unbacked" in kinds)
     return _Plan(check, marked, replay, f.system == "export" and bool(s.env_kwargs))
 
 
 def line_limit(case) -> int:
-    """30 lines for a finding the public artifact shows as it is; 60 where the check needs a
-    helper (marked fake inputs, guards by hand, symbolic shapes evaluated, settings patched)."""
+    """30 lines for a finding the public artifact shows as it is (a trace that raises); 60 where
+    the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
+    shapes evaluated, settings patched)."""
     plan = _plan(case)
-    return 60 if plan.marked or plan.replay or plan.patch_env or plan.check == "symbolic" else 30
+    return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env) else 60
 
 
 def issue(case, torch_version: str = "") -> str:
@@ -69,8 +71,7 @@ def issue(case, torch_version: str = "") -> str:
     parts.append(common.block(traced_issue, "trace", _trace_call(case, plan, s)))
     parts.append("args = new_inputs  # a new input, its guards accept it\n" if plan.replay else
                  "args = inputs  # checked on the inputs it was traced with\n")
-    if plan.replay and f.system == "make_fx":
-        parts.append(common.block(traced_issue, "guards_accept"))
+    parts += _acceptance(case, plan)
     if plan.check == "symbolic":
         if f.system == "export":
             parts.append(common.block(traced_issue, "export_shape_env"))
@@ -87,6 +88,24 @@ def issue(case, torch_version: str = "") -> str:
                   common.block(traced_issue, "shapes_only")]
     parts.append(common.block(traced_issue, "assert_same"))
     return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+
+
+def _acceptance(case, plan: _Plan) -> list[str]:
+    """Whether the trace accepts the checked input, where the artifact does not say so itself:
+    make_fx's guards (and deferred asserts) on a new input, which may reject it; on the traced
+    inputs, make_fx's guards and export's range constraints, which must accept them."""
+    if plan.check == "symbolic":
+        return []
+    if case.finding.system == "export":
+        return [] if plan.replay else [common.block(traced_issue, "ranges_hold")]
+    if plan.replay:
+        return [common.block(traced_issue, "guards_accept")]
+    unbacked = [f"L['t{i}'].size()[{d}]" for i, spec in enumerate(case.program.inputs)
+                for d, k in enumerate(spec.dims) if k == "unbacked"]
+    if not unbacked:
+        return [common.block(traced_issue, "guards_hold")]
+    return [f"unbacked = {unbacked!r}  # the unbacked input dims, as the guards name them\n",
+            common.block(traced_issue, "guards_hold_unbacked")]
 
 
 def _imports() -> list[str]:

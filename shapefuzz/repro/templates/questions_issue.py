@@ -60,6 +60,14 @@ def claim(k, c, got, fallback, want):
         wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
 
 
+def answer(k, c, got, fallback, want):
+    """Question k's answer must be the concrete one, `want`, unless it is an undecided fallback."""
+    expr = c.node.expr if isinstance(c, torch.SymBool) else c
+    static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
+    if got != want and (got != fallback or (static is not None and bool(static) != want)):
+        wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
+
+
 def replay(leaves, answers):
     """Other values (leaf, value): where every guard, deferred assert and size range accepts
     them, every claim must still be the concrete answer there, `answers`."""

@@ -13,6 +13,7 @@ import torch
 import torch.fx.experimental._config
 import torch.nn.attention.flex_attention
 import torch.utils._pytree as pytree
+from torch._dynamo.source import LocalSource
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.export import Dim, export
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -90,6 +91,35 @@ def export_shape_env(gm):
     """The ShapeEnv export traced with, from the graph's fake inputs."""
     shape_env = gm.graph.find_nodes(op="placeholder")[0].meta["val"].fake_mode.shape_env
     return shape_env
+
+
+def guards_hold(shape_env, fakes, args):
+    """make_fx checks no guards: its own guards must accept the very inputs it was traced with."""
+    if not shape_env.evaluate_guards_for_args(fakes, args, ignore_static=False):
+        print("BUG: the trace's own guards reject the inputs it was traced with")
+        sys.exit(1)
+
+
+def guards_hold_unbacked(shape_env, fakes, args, unbacked):
+    """make_fx checks no guards: its own guards must accept the very inputs it was traced with;
+    a guard on an unbacked input dim (`unbacked`: those dims) is a runtime assert there, which
+    may refuse them."""
+    sources = [LocalSource(f"t{i}") for i in range(len(fakes))]
+    guards = shape_env.produce_guards(fakes, sources, ignore_static=False)
+    bad = [g for g in guards if not shape_env.evaluate_guards_expression(g, args)]
+    if bad and not any(u in g for g in bad for u in unbacked):
+        print("BUG: the trace's own guards reject the inputs it was traced with:", bad)
+        sys.exit(1)
+
+
+def ranges_hold(ep, args):
+    """export's range constraints must hold for the very inputs it was traced with."""
+    for ph, t in zip(ep.graph.find_nodes(op="placeholder"), args):
+        for s, n in zip(ph.meta["val"].shape, t.shape):
+            vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
+            if vr is not None and n not in vr:
+                print(f"BUG: the range constraint {vr} rejects size {n} of the inputs it was traced with")
+                sys.exit(1)
 
 
 def guards_accept(gm, shape_env, fakes, args):
