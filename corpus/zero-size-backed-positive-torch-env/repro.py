@@ -8,7 +8,6 @@ from torch._dynamo.source import ConstantSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, guard_or_false
 
 print("torch", torch.__version__)
-se = ShapeEnv(specialize_zero_one=False)
 wrong = []  # the answers that are not the concrete answer
 def backed(hint, name):
     """A backed size, as torch makes one for a tensor dim."""
@@ -21,6 +20,7 @@ def answer(k, c, got, fallback, want):
     if got != want and (got != fallback or (static is not None and bool(static) != want)):
         wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
 try:
+    se = ShapeEnv(specialize_zero_one=False)
     v0 = backed(0, 'v0')
     v1 = v0 * v0
     c = v1 != 0

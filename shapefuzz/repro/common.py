@@ -288,9 +288,15 @@ def _import_used(alias: ast.alias, used: set[str]) -> bool:
 
 
 def _grouped(imports: list[str]) -> list[str]:
-    """Standard library first, then torch (and sympy, z3): `import` lines, then `from` lines."""
-    third = ("torch", "sympy", "z3")
-    std = [i for i in imports if i.split()[1].split(".")[0] not in third]
-    rest = [i for i in imports if i.split()[1].split(".")[0] in third]
-    plain = sorted(i for i in rest if i.startswith("import "))
-    return std + plain + [i for i in rest if i.startswith("from ")]
+    """Standard library, then torch (and sympy, z3), then shapefuzz (ref findings, slow-path
+    patches): in each group `import` lines, then `from` lines."""
+    def group(line: str) -> int:
+        top = line.split()[1].split(".")[0]
+        return 2 if top == "shapefuzz" else 1 if top in ("torch", "sympy", "z3") else 0
+
+    out = []
+    for g in (0, 1, 2):
+        rest = [i for i in imports if group(i) == g]
+        out += sorted(i for i in rest if i.startswith("import ")) if g else [i for i in rest if i.startswith("import ")]
+        out += [i for i in rest if i.startswith("from ")]
+    return out

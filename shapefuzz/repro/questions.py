@@ -82,8 +82,20 @@ def _settings(case) -> tuple[common.Settings, str]:
     note = ""
     if s.slow:
         note = (f"Config {case.finding.config} is torch with shapefuzz's slow-path patches "
-                f"({', '.join(s.slow)}); this script asks torch as shipped, with the config's settings.")
+                f"({', '.join(s.slow)}), which no torch switch turns on: this script applies them "
+                "with shapefuzz's `applied` (its one shapefuzz import), as the campaign did.")
     return s, note
+
+
+def _under_config(case, s: common.Settings, lines: list[str]) -> list[str]:
+    """The ShapeEnv and the program's lines, under the slow-path patches a config needs."""
+    body = [f"se = ShapeEnv({common.kwargs_text(s.env_kwargs)})", *lines]
+    if not s.slow:
+        return body
+    config = case.finding.config
+    if not all(ch.isalnum() or ch in "-=:+_" for ch in config):
+        raise ValueError(f"config name {config!r} is not a plain config name")
+    return [f"with applied({config!r}):  # shapefuzz's slow-path patches of torch", *("    " + x for x in body)]
 
 
 def issue(case, torch_version: str = "") -> str:
@@ -99,16 +111,15 @@ def issue(case, torch_version: str = "") -> str:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
         body.append(f"replay([{pairs}], {alt!r})  # the other values, and the concrete answers there")
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
-             f"se = ShapeEnv({common.kwargs_text(s.env_kwargs)})\n",
              "wrong, claims = [], []  # what is not the concrete answer; (question, answer) of every claim\n"
              if alt is not None else "wrong = []  # the answers that are not the concrete answer\n",
              common.function(questions_issue, backed),
              *([common.function(questions_issue, "unbacked")] if any("unbacked()" in x for x in body) else []),
              common.function(questions_issue, "claim" if alt is not None else "answer"),
              *([common.function(questions_issue, "replay")] if alt is not None else []),
-             common.block(questions_issue, "run", "\n".join(body))]
+             common.block(questions_issue, "run", "\n".join(_under_config(case, s, body)))]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
-    return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+    return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
 
 
 def _alt_answers(case) -> list[bool] | None:
@@ -121,8 +132,9 @@ def _alt_answers(case) -> list[bool] | None:
     return list(t.answers) if t.failed_check is None else None
 
 
-def _imports() -> list[str]:
-    return ["import sys", *common.imports_of(questions_issue)]
+def _imports(s: common.Settings) -> list[str]:
+    slow = ["from shapefuzz.systems.torch_toggles import applied"] if s.slow else []
+    return ["import sys", *common.imports_of(questions_issue), *slow]
 
 
 def _metamorphic(case, torch_version: str) -> str:
@@ -135,8 +147,9 @@ def _metamorphic(case, torch_version: str) -> str:
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     kind = "redundant" if f.kind == "redundant" else "fresh"
     runs = [("program", p)] + ([("with_redundant_questions", redundant(p))] if kind == "redundant" else [])
-    funcs = [f"def {name}():\n    global se\n    se = ShapeEnv({common.kwargs_text(s.env_kwargs)})\n"
-             + "".join(f"    {x}\n" for x in program_lines(q, backed, RECORD)) for name, q in runs]
+    funcs = [f"def {name}():\n    global se\n"
+             + "".join(f"    {x}\n" for x in _under_config(case, s, program_lines(q, backed, RECORD)))
+             for name, q in runs]
     mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))
     second = runs[-1][0]
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)), "answers = []  # per run: (answer, is it a claim) per question\n",
@@ -146,7 +159,7 @@ def _metamorphic(case, torch_version: str) -> str:
              f"first, second, kind, mapping = program, {second}, {kind!r}, {mapping!r}\n",
              common.block(questions_issue, "two_runs")]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
-    return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+    return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
 
 
 # ---- check.py: the full harness ------------------------------------------------------------------
