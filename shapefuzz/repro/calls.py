@@ -73,12 +73,14 @@ def issue(case, torch_version: str = "") -> str:
     st = common.settings_of("compile", f.config)
     calls = _calls(case)
     rows = "".join(f"    [{', '.join(tensor_source(x) for x in c)}],\n" for c in calls)
+    one = len(calls) == 1  # a single call: no loop over earlier ones, the list on one line
     parts = [function_source(p, "f")]
     subsets = _subsets(p)
     for k, sub in enumerate(subsets[1:], 1):
         parts.append(function_source(p, f"f_general{k}", frozenset(sub)))
     refs = ", ".join(["f"] + [f"f_general{k}" for k in range(1, len(subsets))])
-    parts += [f"calls = [  # the call sequence, up to the call that shows the finding\n{rows}]\n",
+    parts += [f"calls = [{rows.strip().rstrip(',')}]  # the one call, which shows the finding\n" if one
+              else f"calls = [  # the call sequence, up to the call that shows the finding\n{rows}]\n",
               *common.fx_lines(common.fx_switches(case, st.fx)),
               *(f"torch._dynamo.config.{k} = {v!r}\n" for k, v in s.dynamo if k.isidentifier())]
     if st.env_kwargs:
@@ -96,11 +98,13 @@ def issue(case, torch_version: str = "") -> str:
     if _kind(case) == "unsound-reuse":
         parts += ["graphs, ran, call = [], [], 0  # each graph's ShapeEnv; (call, graph) of each run\n",
                   common.function(calls_issue, "backend")]
-    parts += [f"cf = torch.compile(f, {', '.join(options)})\n", common.block(calls_issue, "call_all")]
+    parts += [f"cf = torch.compile(f, {', '.join(options)})\n",
+              "call, args = 0, calls[0]\n" if one else common.block(calls_issue, "call_all")]
     if _kind(case) == "compare":
         undefined = p.undefined_outputs()
         parts += [f"undefined = {set(sorted(undefined))!r}  # outputs of torch.empty: only shape and dtype count\n",
-                  common.function(calls_issue, "outcome"), common.function(calls_issue, "agree"),
+                  common.function(calls_issue, "outcome", docstring=False),
+                  common.function(calls_issue, "agree", docstring=False),
                   f"refs = [{refs}]  # eager\n", common.block(calls_issue, "compare")]
     else:
         parts += [common.function(calls_issue, "program_inputs"), common.function(calls_issue, "rejects"),

@@ -193,12 +193,18 @@ def _trace_statements(fn: ast.FunctionDef) -> list[ast.stmt]:
             and s.value.func.id == "TRACE"]
 
 
-def function(module: ModuleType, name: str) -> str:
-    """Template function `name` as it is written (a helper the script defines)."""
+def function(module: ModuleType, name: str, docstring: bool = True) -> str:
+    """Template function `name` as it is written (a helper the script defines); without its
+    docstring when `docstring` is False (a script near its line limit)."""
     lines, tree = _source(module)
     fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
     first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
-    return "\n".join(lines[first - 1: fn.end_lineno]) + "\n"
+    keep = range(first, fn.end_lineno + 1)
+    doc = fn.body[0] if fn.body and isinstance(fn.body[0], ast.Expr) \
+        and isinstance(fn.body[0].value, ast.Constant) else None
+    if doc is not None and not docstring:
+        keep = [n for n in keep if not doc.lineno <= n <= doc.end_lineno]
+    return "\n".join(lines[n - 1] for n in keep) + "\n"
 
 
 def imports_of(module: ModuleType) -> list[str]:
