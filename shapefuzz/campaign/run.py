@@ -54,6 +54,12 @@ def _observation_of(bug: FoundBug):
                  if (o.system, o.config) == (bug.finding.system, bug.finding.config)), None)
 
 
+def _check_for(case: Case) -> str | None:
+    """check.py: the family's full harness, or none for a plugin oracle with its own repro
+    (its repro.py is all the harness it has)."""
+    return None if get_oracle(case.finding.oracle).repro else check_source(case)
+
+
 def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     f = bug.finding
     obs = _observation_of(bug)
@@ -205,7 +211,7 @@ def run_fuzz(opts: FuzzOptions) -> int:
     def on_bug(bug: FoundBug) -> None:
         case, repro, log = _case_for(bug, opts)
         saved[bug.finding.key] = save_case(opts.out / "findings", case, repro, log,
-                                           _observation_of(bug), check=check_source(case))
+                                           _observation_of(bug), check=_check_for(case))
 
     progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None)
     # Note [resume]: an unfinished campaign in --out goes on where it was killed

@@ -70,10 +70,15 @@ class Oracle:
     #: the `Finding.oracle` names its check emits (default: its own name); the z3 module's one
     #: check emits four verdicts from one pass over the recorded claims
     emits: tuple[str, ...] = ()
+    #: (emitted name, its own one-line help) where one check emits several verdicts
+    helps: tuple[tuple[str, str], ...] = ()
     rank: int = 100  # check_all's order (plugins after the built-in oracles), then registration
 
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)
+
+    def help_of(self, name: str) -> str:
+        return dict(self.helps).get(name, self.help)
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -122,7 +127,7 @@ def finding_names() -> tuple[str, ...]:
 
 def help_table() -> dict[str, str]:
     """Finding.oracle name -> the rule it checks, one line."""
-    return {name: o.help for name, o in _BY_FINDING.items()}
+    return {name: o.help_of(name) for name, o in _BY_FINDING.items()}
 
 
 def targets_for_finding(finding: Finding, universe: Sequence[Target]) -> tuple[Target, ...]:

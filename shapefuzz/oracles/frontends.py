@@ -73,6 +73,6 @@ def _pair_targets(finding: Finding, universe) -> tuple:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "high", "make_fx, export (strict and non-strict) and torch.compile asked the same question "
-    "must reach the same outcome class", lambda c: frontend_differential(c.program, list(c.observations)),
+    ORACLE, "high", "front-ends that declare the same dims dynamic must reach the same outcome (ok, "
+    "data-dependent error, constraint violation)", lambda c: frontend_differential(c.program, list(c.observations)),
     kinds=("tensors",), rank=70, targets=_pair_targets))

@@ -85,4 +85,11 @@ ORACLE_OBJ = register(Oracle(
     "z3-soundness", "critical", "every decision taken without a guard must follow from the facts, "
     "guards and asserts must imply what the trace relied on, and a data-dependent error is raised "
     "only on what the facts leave open (z3)", lambda c: smt_findings(c.program, c.obs),
-    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES))
+    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES, helps=(
+        ("static-soundness", "a decision taken without a guard or assert must follow from what is "
+         "known (z3 found values where it is false; the input below is one)"),
+        ("guard-soundness", "guards and asserts must imply every decision the trace depends on (z3 "
+         "found values they accept where a decision is false; the input below is one)"),
+        ("hint-sanity", "every guard must hold at the hints it was recorded with"),
+        ("spurious-dde", "a data-dependent error must not be raised on an expression the known "
+         "facts decide (z3 proved it from them)"))))

@@ -25,32 +25,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["ORACLE_HELP", "Settings", "block", "doc", "function", "fx_lines", "fx_switches", "harness",
+__all__ = ["Settings", "block", "doc", "function", "fx_lines", "fx_switches", "harness",
            "imports_of", "inputs_line", "key_of", "kwargs_text", "module_code", "safe", "script",
            "settings_of"]
 
-ORACLE_HELP = {
-    "eager-agreement": "on the inputs it was traced with, the traced program must behave as eager",
-    "replay": "when the traced artifact's guards accept a new input and no runtime assert fires, "
-              "it must behave as eager on it",
-    "recompile": "torch.compile over a call sequence: a cached graph runs only where its own guards "
-                 "hold, and it recompiles no more than its guards require",
-    "truth": "every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete "
-             "answer for the values the sizes really have, also for other values its guards accept",
-    "metamorphic": "the same questions asked again (fresh env, or after redundant questions) must get "
-                   "the same answers",
-    "config-differential": "switching one optimization on or off must not change any answer",
-    "system-differential": "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
-    "frontend-differential": "front-ends that declare the same dims dynamic must reach the same "
-                             "outcome (ok, data-dependent error, constraint violation)",
-    "static-soundness": "a decision taken without a guard or assert must follow from what is known "
-                        "(z3 found values where it is false; the input below is one)",
-    "guard-soundness": "guards and asserts must imply every decision the trace depends on (z3 "
-                       "found values they accept where a decision is false; the input below is one)",
-    "hint-sanity": "every guard must hold at the hints it was recorded with",
-    "spurious-dde": "a data-dependent error must not be raised on an expression the known facts "
-                    "decide (z3 proved it from them)",
-}
 
 
 def safe(s: str, limit: int = 300) -> str:
@@ -74,7 +52,7 @@ def doc(case, torch_version: str = "", lines: tuple[str, ...] = (), signature: b
     f = case.finding
     version = safe(torch_version or case.torch_version or "?", 60)
     out = [f'"""{safe(f.summary)}',
-           f"oracle {f.oracle}: {ORACLE_HELP.get(f.oracle, 'see the shapefuzz documentation')}."]
+           f"oracle {f.oracle}: {_help(f.oracle)}."]
     if signature:
         out.append(f"signature: {safe(key_of(f))}")
     out += [safe(x, 2000) for x in lines]
@@ -306,3 +284,10 @@ def _grouped(imports: list[str]) -> list[str]:
         out += sorted(i for i in rest if i.startswith("import ")) if g else [i for i in rest if i.startswith("import ")]
         out += [i for i in rest if i.startswith("from ")]
     return out
+
+
+def _help(oracle: str) -> str:
+    """The oracle's one-line rule, from the registry (Note [oracle registry])."""
+    from shapefuzz.oracles import help_table
+
+    return help_table().get(oracle, "see the shapefuzz documentation")

@@ -163,3 +163,4 @@ def test_an_oracle_from_a_plugin_module_reports_confirmed_findings(tmp_path, cli
     r = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=300,
                        check=False)
     assert r.returncode == 1 and "output ranks" in r.stdout, r.stdout + r.stderr
+    assert not (repro.parent / "check.py").exists()  # its repro.py is the whole harness
