@@ -73,6 +73,8 @@ class Oracle:
     #: (emitted name, its own one-line help) where one check emits several verdicts
     helps: tuple[tuple[str, str], ...] = ()
     rank: int = 100  # check_all's order (plugins after the built-in oracles), then registration
+    #: the shapefuzz.repro module that writes its findings' scripts ("": the system's family)
+    repro_family: str = ""
 
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)

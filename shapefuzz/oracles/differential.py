@@ -240,4 +240,4 @@ CONFIG_DIFFERENTIAL = register(Oracle(
 SYSTEM_DIFFERENTIAL = register(Oracle(
     "system-differential", "high", "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
     lambda c: system_differential(list(c.observations), c.eager, c.program), rank=90,
-    targets=_ref_and_torch))
+    targets=_ref_and_torch, repro_family="ref"))  # Note [confirming ref findings]

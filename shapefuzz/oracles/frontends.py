@@ -75,4 +75,4 @@ def _pair_targets(finding: Finding, universe) -> tuple:
 ORACLE_OBJ = register(Oracle(
     ORACLE, "high", "front-ends that declare the same dims dynamic must reach the same outcome (ok, "
     "data-dependent error, constraint violation)", lambda c: frontend_differential(c.program, list(c.observations)),
-    kinds=("tensors",), rank=70, targets=_pair_targets))
+    kinds=("tensors",), rank=70, targets=_pair_targets, repro_family="frontends"))

@@ -29,6 +29,8 @@ class ProgramKind:
     #: (system, program, observation) -> the observation with this kind's extra runs
     extra_runs: Callable[[Any, Any, Any], Any] = lambda system, program, obs: obs
     has_replay_inputs: bool = True  # a case may hold an input to replay (tensor programs)
+    #: the shapefuzz.repro module that writes its cases' scripts ("": the system's family)
+    repro_family: str = ""
 
 
 def kind_of(program: Any) -> ProgramKind:
@@ -110,5 +112,6 @@ KINDS: dict[str, ProgramKind] = {
     "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_strategy, _tensor_variants,
                            _eager_ok),
     "questions": ProgramKind("questions", False, _question_load, _question_strategy, _no_variants,
-                             _truth_holds, _with_echoes, has_replay_inputs=False),
+                             _truth_holds, _with_echoes, has_replay_inputs=False,
+                             repro_family="questions"),
 }

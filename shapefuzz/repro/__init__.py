@@ -25,21 +25,32 @@ __all__ = ["SCRIPTS", "check_source", "family", "line_limit", "regenerate", "rep
 SCRIPTS = {"repro.py": "the issue form", "check.py": "the full harness"}
 
 
+#: the family of a system's own findings, when neither the oracle nor the program kind names one
+_SYSTEM_FAMILY = {"ref": "ref", "compile": "calls"}  # Note [confirming ref findings]: ref
+
+
 def family(case) -> ModuleType:
-    """The module that writes this case's scripts."""
+    """The module that writes this case's scripts: ref's own findings are ref's; else the one
+    its oracle names (front-end pairs, ref against torch), else the one its program kind names
+    (question programs), else its system's (compile call sequences; traced make_fx / export)."""
+    import importlib
+
     from shapefuzz.program.kinds import kind_of
-    from shapefuzz.repro import calls, frontends, questions, ref, traced
 
     f = case.finding
-    if ref.is_ref_finding(f):  # Note [confirming ref findings]
-        return ref
-    if kind_of(case.program).name == "questions":
-        return questions
-    if f.oracle == "frontend-differential":
-        return frontends
-    if f.system == "compile":
-        return calls
-    return traced
+    name = "ref" if f.system == "ref" else (
+        _oracle_family(f.oracle) or kind_of(case.program).repro_family
+        or _SYSTEM_FAMILY.get(f.system, "traced"))
+    return importlib.import_module(f"shapefuzz.repro.{name}")
+
+
+def _oracle_family(oracle: str) -> str:
+    from shapefuzz.oracles import get_oracle
+
+    try:
+        return get_oracle(oracle).repro_family
+    except ValueError:  # a plugin's oracle, replayed without its plugin: the system's family
+        return ""
 
 
 def repro_source(case, torch_version: str = "") -> str:

@@ -20,11 +20,7 @@ import sys
 
 from shapefuzz.repro import common
 
-__all__ = ["check", "is_ref_finding", "issue", "line_limit", "replay_ref_finding"]
-
-
-def is_ref_finding(finding) -> bool:
-    return finding.system == "ref" or finding.oracle == "system-differential"
+__all__ = ["check", "issue", "line_limit", "replay_ref_finding"]
 
 
 def line_limit(case) -> int:
