@@ -47,11 +47,10 @@ from collections.abc import Hashable
 from multiprocessing.connection import wait
 from typing import Any
 
-from shapefuzz.program.kinds import load_program
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
 
-__all__ = ["BUG", "Job", "ShapefuzzBug", "WorkerPool", "import_plugins", "load_program", "run_job"]
+__all__ = ["ShapefuzzBug", "WorkerPool", "import_plugins"]
 
 
 class ShapefuzzBug(RuntimeError):
@@ -220,7 +219,8 @@ class WorkerPool:
         self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins))
         self.workers = [_Worker(self._ctx, self._args) for _ in range(max(1, n))]
         self.restarts = 0
-        self.bugs: list[dict] = []  # Note [state guard]: {"message", "job"} per drifted job
+        #: Notes [shapefuzz bugs], [state guard]: {"message", "job", "traceback"} per failed job
+        self.bugs: list[dict] = []
         self._startup_failures = 0
         self._queue: deque[tuple[Hashable, int, Job]] = deque()
         self._groups: dict[Hashable, list[Observation | None]] = {}
