@@ -42,7 +42,9 @@ def cli() -> None:
 @cli.command()
 @click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export.")
 @click.option("--config", "configs", multiple=True, help="Named config (repeatable), or 'all'. Default: default.")
-@click.option("--budget", type=float, default=60.0, show_default=True, help="Seconds of generation.")
+@click.option("--budget", type=float, default=60.0, show_default=True,
+              help="Wall-time seconds for the whole run, start-up, shrinking and confirmation "
+                   "included: generation stops early enough to shrink and confirm what it found.")
 @click.option("--max-examples", type=int, default=None, help="Stop after this many programs.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--workers", type=int, default=None, help="Worker processes (default: number of cores).")
@@ -52,7 +54,8 @@ def cli() -> None:
 @click.option("--torch-config", "torch_config", multiple=True,
               help="Set torch.fx.experimental._config KEY=VALUE in the workers (repeatable).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Per-program seconds.")
-@click.option("--shrink-budget", type=float, default=30.0, show_default=True)
+@click.option("--shrink-budget", type=float, default=30.0, show_default=True,
+              help="Seconds at most for shrinking one finding (within --budget).")
 @click.option("--no-confirm", is_flag=True, help="Do not run each repro.py to confirm findings.")
 @click.option("--known", "known_files", multiple=True, type=click.Path(dir_okay=False),
               help="Extra known-issues JSON file (repeatable); known findings do not fail the run.")
@@ -64,8 +67,11 @@ def cli() -> None:
               help="Shared example database: redis://HOST:PORT[/DB] (several machines) or dir:PATH.")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE",
               help="Import MODULE here and in every worker (extra ops or systems; repeatable).")
+@click.option("--progress-log", type=click.Path(dir_okay=False), default=None,
+              help="Append every progress update (twice a second, timestamped) to this file.")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
-         timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins):
+         timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
+         progress_log):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import targets_for
@@ -99,7 +105,7 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
     opts = FuzzOptions(tuple(targets), budget, max_examples, seed, workers or os.cpu_count() or 1,
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
-                       database)
+                       database, progress_log)
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
 
 

@@ -28,7 +28,8 @@ shrink phases) did not replay to the same program in another campaign's Phase.re
 hypothesis 6.155 in the Redis test; cause not found), while a program is self-describing and is
 validated on load like any case file. Every finished shrink saves its program; at start-up a
 campaign evaluates every saved program, records its findings, and deletes the ones that no longer
-fail, as Hypothesis does. Generating rounds use no database, so they stay deterministic."""
+fail, as Hypothesis does. Generating rounds use no database, so they stay deterministic.
+The budget is wall time (Note [wall budget] in budget.py)."""
 
 from __future__ import annotations
 
@@ -42,8 +43,10 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from shapefuzz import BadInput
+from shapefuzz.campaign.budget import WallBudget
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.campaign.stats import CampaignStats, program_hash
+from shapefuzz.campaign.timing import PhaseClock
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
 from shapefuzz.strategies.settings import GenSettings
@@ -91,6 +94,10 @@ class FoundBug:
     shrunk: bool = False
 
 
+def _n_instrs(program) -> int:
+    return len(getattr(program, "instrs", ()))
+
+
 class _Signal(Exception):
     """Raised inside the Hypothesis test to mark an interesting example."""
 
@@ -120,8 +127,14 @@ class _Serial:
 class Campaign:
     def __init__(self, cfg: CampaignSettings, executor: Any, on_progress: Callable | None = None,
                  on_bug: Callable[[FoundBug], None] | None = None,
-                 checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None):
+                 checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None,
+                 reserve: Callable[[], float] | None = None):
         self.cfg = cfg
+        self.budget = WallBudget(cfg.budget_s, cfg.shrink_budget_s, reserve)  # Note [wall budget]
+        self.clock = PhaseClock()  # Note [time split] (timing.py)
+        self.phase = "starting"  # what the progress display says the campaign is doing
+        self.last_new_s: float | None = None  # when the last new signature was met
+        self.stopped_s: float | None = None  # when generation stopped for time (Note [wall budget])
         self.pool = executor if executor is None or hasattr(executor, "submit") else _Serial(executor)
         self.on_progress = on_progress or (lambda c: None)
         self.on_bug = on_bug or (lambda b: None)
@@ -145,14 +158,23 @@ class Campaign:
     def elapsed(self) -> float:
         return time.monotonic() - self.t0 + self.offset_s
 
+    def _out_of_time(self) -> bool:
+        if self.elapsed() < self.budget.generate_until_s():
+            return False
+        if self.stopped_s is None:
+            self.stopped_s = self.elapsed()  # the summary says when and why generation stopped
+        return True
+
     def _done(self) -> bool:
         over = self.cfg.max_examples is not None and self.stats.programs >= self.cfg.max_examples
-        return over or self.elapsed() >= self.cfg.budget_s
+        return over or self._out_of_time()
 
-    def run(self, executor: Any = None) -> Campaign:
+    def run(self, executor: Any = None, t0: float | None = None) -> Campaign:
+        """`t0`: the time.monotonic() the budget counts from (default: now)."""
         if executor is not None:
             self.pool = executor if hasattr(executor, "submit") else _Serial(executor)
-        self.t0 = time.monotonic()
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.clock.restart(startup_s=time.monotonic() - self.t0)
         for bug in self.bugs.values():  # restored from a checkpoint: observations for reports
             if bug.evaluation is None:
                 bug.evaluation = self._evaluate(bug.program, self._involved(bug))
@@ -234,20 +256,18 @@ class Campaign:
     # ---- generating (Note [parallel rounds]) -------------------------------------------------
     def _generate_round(self) -> bool:
         """Run round `self.round` from `self.pos`; True when it ended on a new finding."""
-        self._mode = "generate"
+        self._mode, self.phase = "generate", "generating"
         self._flight: dict[int, Program] = {}
         self._results: dict[int, list] = {}
-        self._hypothesis_run((Phase.generate,), None)
-        while self._flight:
-            if self.elapsed() > self.cfg.budget_s + self.DRAIN_GRACE_S:
-                self._abandon_flight()  # a worker still starting or hanging: not worth the wait
-                break
-            self._drain(0.25)
+        with self.clock.phase("generate"):
+            self._hypothesis_run((Phase.generate,), None)
+            while self._flight:
+                if self.elapsed() > self.budget.end_s():
+                    self._abandon_flight()  # a worker still starting or hanging: no time left
+                    break
+                self._drain(0.25)
         self._save_checkpoint(force=True)
         return self.pending_shrink is not None
-
-    #: how long past the budget a campaign waits for programs already in flight
-    DRAIN_GRACE_S = 10.0
 
     def _abandon_flight(self) -> None:
         for j in list(self._flight):
@@ -256,7 +276,7 @@ class Campaign:
         self._results.clear()
 
     def _no_more(self) -> bool:
-        if self.pending_shrink is not None or self.elapsed() >= self.cfg.budget_s:
+        if self.pending_shrink is not None or self._out_of_time():
             return True
         return (self.cfg.max_examples is not None
                 and self.stats.programs + len(self._flight) >= self.cfg.max_examples)
@@ -277,18 +297,22 @@ class Campaign:
             raise _Stop
 
     def _drain(self, timeout: float) -> None:
-        for (rnd, i), obs in self.pool.poll(timeout):
+        with self.clock.phase("wait"):
+            done = self.pool.poll(timeout)
+        for (rnd, i), obs in done:
             if rnd == self.round and i in self._flight:
                 self._results[i] = obs
         while self.pos in self._results and self.pending_shrink is None:
             i = self.pos
             program = self._flight.pop(i)
             self._process(i, program, self._results.pop(i))
-        self.on_progress(self)
-        self._save_checkpoint()
+        with self.clock.phase("bookkeeping"):
+            self.on_progress(self)
+            self._save_checkpoint()
 
     def _process(self, i: int, program, obs: list) -> None:
-        ev = evaluate(program, self.cfg.targets, lambda jobs: obs, self.cfg.n_variants, self.cfg.seed)
+        with self.clock.phase("oracles"):
+            ev = evaluate(program, self.cfg.targets, lambda jobs: obs, self.cfg.n_variants, self.cfg.seed)
         self.pos = i + 1
         self._count(ev)
         new = self._record(ev, program, shrunk=False)
@@ -313,6 +337,7 @@ class Campaign:
                 continue
             bug = FoundBug(f, program, ev, first_s=self.elapsed(), first_program=self.stats.programs,
                            shrunk=shrunk)
+            self.last_new_s = bug.first_s
             self.bugs[f.key] = bug
             self.on_bug(bug)  # saved at once, shrunk or not (Note [resume]: nothing is lost)
             new = new or (None if shrunk else f)
@@ -322,8 +347,17 @@ class Campaign:
     def _shrink_pending(self) -> None:
         self._target = self.pending_shrink["signature"]
         self._mode = "replay"
-        self._hypothesis_run((Phase.generate, Phase.shrink), None)
+        bug = self.bugs[self._target]
+        self._shrink_from = _n_instrs(bug.program)
+        self._shrink_label(bug)
+        with self.clock.phase("shrink"):
+            self._hypothesis_run((Phase.generate, Phase.shrink), None)
         self._finish_bug(self._target)
+        self.phase = "generating"
+
+    def _shrink_label(self, bug: FoundBug) -> None:
+        k = 1 + list(self.bugs).index(self._target)
+        self.phase = f"shrinking finding {k}: {self._shrink_from} -> {_n_instrs(bug.program)} instructions"
 
     def _replay_step(self, i: int, program) -> None:
         ps = self.pending_shrink
@@ -336,8 +370,8 @@ class Campaign:
         self._signal(self._target)
 
     def _shrink_step(self, program: Program) -> None:
-        if time.monotonic() > self._shrink_deadline or self.elapsed() > self.cfg.budget_s * 1.5:
-            raise _Stop
+        if time.monotonic() > self._shrink_deadline or self.elapsed() > self.budget.end_s():
+            raise _Stop  # Note [wall budget]: the smallest failing program so far is kept
         bug = self.bugs[self._target]
         ev = self._evaluate(program, self._involved(bug))
         self.stats.shrink_runs += 1
@@ -346,6 +380,7 @@ class Campaign:
             return
         if bug.evaluation is None or program.size() < bug.program.size():
             bug.program, bug.evaluation, bug.finding = program, ev, hit
+            self._shrink_label(bug)
         self._signal(self._target)
 
     @staticmethod
@@ -368,6 +403,12 @@ class Campaign:
             self.on_bug(bug)
         if self.cfg.database is not None:
             self.cfg.database.save(SHARED_KEY, bug.program.dumps().encode())
+
+    def time_split(self) -> dict:
+        """Note [time split]: the loop's wall phases and the workers' job time per system."""
+        times = getattr(self.pool, "times", None)
+        return {"phases_s": {k: round(v, 3) for k, v in self.clock.snapshot().items()},
+                "systems": times.to_json() if times is not None else {}}
 
     def _evaluate(self, program: Program, targets) -> Evaluation:
         t = time.perf_counter()

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
 from shapefuzz.campaign.progress import CampaignProgress
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
@@ -16,6 +17,7 @@ from shapefuzz.cases.known import known_note
 from shapefuzz.oracles import get_oracle
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
+from shapefuzz.repro.trial import confirm_reduced
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems.observation import to_jsonable
 
@@ -41,6 +43,7 @@ class FuzzOptions:
     memory_mb: int = 4096  # per-worker memory cap over a warm worker (Note [isolation]); 0: none
     plugins: tuple[str, ...] = ()  # modules imported here and in every worker (extra ops/systems)
     database: str | None = None  # shared example database URL (redis://host:port, dir:PATH)
+    progress_log: str | None = None  # append every progress update to this file (progress.py)
 
 
 def _torch_version() -> str:
@@ -86,7 +89,12 @@ def _by_oracle(counts) -> dict:
 
 
 def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
-    """A finding counts only if its issue form, repro.py, exits 1 standalone (shapefuzz/repro/)."""
+    """A finding counts only if its issue form, repro.py, exits 1 standalone (shapefuzz/repro/),
+    once reduced (Note [issue form reduction] in shapefuzz/repro/reduce.py)."""
+    return confirm_reduced(case_dir, _exits_1, timeout_s)
+
+
+def _exits_1(case_dir: Path, timeout_s: float) -> bool:
     try:
         r = subprocess.run([sys.executable, str(case_dir / "repro.py")], capture_output=True,
                            text=True, timeout=timeout_s)
@@ -148,14 +156,22 @@ def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: s
             "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line}
 
 
-def _rows(camp: Campaign, saved: dict[str, Path], blames: dict[str, str],
-          opts: FuzzOptions) -> tuple[list[dict], list[dict]]:
-    """(confirmed findings, unconfirmed ones): a finding counts when its repro.py exits 1."""
+def _case_dirs(camp: Campaign, saved: dict[str, Path], opts: FuzzOptions) -> dict[str, Path]:
+    return {sig: saved.get(sig, opts.out / "findings" / case_dirname(bug.finding))  # else saved
+            for sig, bug in camp.bugs.items()}                                        # before a resume
+
+
+def _rows(camp: Campaign, dirs: dict[str, Path], verdicts: dict[str, tuple[bool, bool]],
+          blames: dict[str, str], opts: FuzzOptions) -> tuple[list[dict], list[dict]]:
+    """(confirmed findings, unconfirmed ones): a finding counts when its repro.py exits 1
+    (Note [background confirmation]: `verdicts` is (confirmed, timed out at the deadline))."""
     findings, unconfirmed = [], []
     for sig, bug in camp.bugs.items():
-        d = saved.get(sig, opts.out / "findings" / case_dirname(bug.finding))  # else saved before a resume
-        ok = confirm(d) if opts.confirm else True
-        (findings if ok else unconfirmed).append(_row(sig, bug, d, ok, blames.get(sig, ""), opts))
+        ok, late = verdicts[sig]
+        row = _row(sig, bug, dirs[sig], ok, blames.get(sig, ""), opts)
+        if late:
+            row["confirm_timed_out"] = True  # --budget ran out first: replay the case to judge it
+        (findings if ok else unconfirmed).append(row)
     return findings, unconfirmed
 
 
@@ -171,11 +187,12 @@ def _nested(counts, limit: int = 0) -> dict:
 
 
 def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, unconfirmed: list,
-            shapefuzz_bugs: list) -> dict:
+            shapefuzz_bugs: list, loop_s: float) -> dict:
     st = camp.stats
     return {
         "torch_version": _torch_version(), "seed": opts.seed, "elapsed_s": elapsed,
-        "campaign_s": camp.elapsed(), "budget_s": opts.budget_s,
+        "campaign_s": loop_s, "budget_s": opts.budget_s,
+        "generation_stopped_s": camp.stopped_s, "time_split": _time_split(camp, elapsed),
         "programs": st.programs, "valid_programs": st.valid,
         "valid_fraction": st.valid / st.programs if st.programs else 0.0,
         "throughput": st.programs / elapsed if elapsed else 0.0,
@@ -195,39 +212,104 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
     }
 
 
+def _time_split(camp: Campaign, elapsed: float) -> dict:
+    """Note [time split] (timing.py): wall phases add up to `wall_s`; workers' time per system."""
+    split = camp.time_split()
+    split["wall_s"] = round(elapsed, 3)
+    return split
+
+
 def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, new: list,
              opts: FuzzOptions) -> str:
+    """The final line: off a terminal, the same facts as the live display (progress.py)."""
+    from shapefuzz.campaign.progress import split_text
+
+    st = camp.stats
     known = len(findings) - len(new) if not opts.strict else 0
-    more = f", {len(unconfirmed)} unconfirmed" if unconfirmed else ""
-    return (f"{camp.stats.programs} programs in {elapsed:.1f} s, {len(findings)} confirmed "
-            f"finding(s) ({known} known upstream){more}; report: {opts.out / 'report.md'}")
+    valid = f"valid {100 * st.valid / st.programs:.0f}%, " if st.programs else ""
+    stop = (f" (generation stopped at {camp.stopped_s:.0f} s to leave time for shrinking and "
+            f"confirming)" if camp.stopped_s is not None else "")
+    last = f"; last new finding at {camp.last_new_s:.0f} s" if camp.last_new_s is not None else ""
+    split = camp.time_split()
+    return (f"{st.programs} programs in {elapsed:.1f} s of a {opts.budget_s:g} s budget{stop}, "
+            f"{valid}{st.programs / elapsed if elapsed else 0:.1f} programs/s; {len(findings)} "
+            f"confirmed finding(s) ({len(new)} new, {known} known upstream, {len(unconfirmed)} "
+            f"unconfirmed){last}; time: {split_text(split['phases_s'], split['systems'])}; "
+            f"report: {opts.out / 'report.md'}")
 
 
-def run_fuzz(opts: FuzzOptions) -> int:
+#: seconds the end phase needs besides confirming: blame, closing workers, writing the reports
+END_S = 3.0
+#: how far past the budget confirmations may run before they are cut (Note [wall budget])
+GRACE_S = 7.0
+
+
+def process_start() -> float:
+    """time.monotonic() at this process's start (Linux /proc), so the budget covers the
+    interpreter's start-up and imports too; elsewhere, now."""
+    import os
+
+    try:
+        with open("/proc/self/stat") as fh:
+            start_ticks = int(fh.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as fh:
+            uptime = float(fh.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+        return time.monotonic() - max(0.0, min(age, 60.0))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+
+
+def _known_count(camp: Campaign, opts: FuzzOptions) -> int:
+    return 0 if opts.strict else sum(known_note(opts.known, sig) is not None for sig in list(camp.bugs))
+
+
+def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
+    """`t0`: the time.monotonic() the wall budget counts from (default: this process's start)."""
+    t0 = process_start() if t0 is None else t0
     opts.out.mkdir(parents=True, exist_ok=True)
     import_plugins(opts.plugins)
     saved: dict[str, Path] = {}
+    # Note [background confirmation]: a finding is confirmed as soon as its case is final
+    confirmer = Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm)
 
     def on_bug(bug: FoundBug) -> None:
         case, repro, log = _case_for(bug, opts)
         saved[bug.finding.key] = save_case(opts.out / "findings", case, repro, log,
                                            _observation_of(bug), check=_check_for(case))
+        if bug.shrunk:
+            confirmer.submit(bug.finding.key, saved[bug.finding.key])
 
-    progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None)
+    def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
+        return END_S + confirmer.reserve_s(sum(not b.shrunk for b in list(camp.bugs.values())))
+
+    progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None,
+                                facts=lambda c: (_known_count(c, opts), confirmer.failed()),
+                                log_path=opts.progress_log)
     # Note [resume]: an unfinished campaign in --out goes on where it was killed
     camp = Campaign(_campaign_settings(opts), None, progress, on_bug,
-                    checkpoint=lambda s: save_state(opts.out, s), resume=load_state(opts.out))
-    t0 = time.monotonic()
+                    checkpoint=lambda s: save_state(opts.out, s), resume=load_state(opts.out),
+                    reserve=reserve)
+    confirmer.deadline -= camp.offset_s  # a resumed campaign's budget counts its earlier runs
+    progress.watch(camp)
     with WorkerPool(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
                     log_path=str(opts.out / "workers.log"), plugins=opts.plugins) as pool:
-        camp.run(pool)
-        blames = _blames(camp, pool.run_many)
+        camp.run(pool, t0=t0)
+        loop_s, camp.phase = camp.elapsed(), "reporting"
+        with camp.clock.phase("report"):
+            blames = _blames(camp, pool.run_many)
         shapefuzz_bugs = list(pool.bugs)
-    elapsed = time.monotonic() - t0 + camp.offset_s
+    dirs = _case_dirs(camp, saved, opts)
+    camp.phase = f"confirming {confirmer.unfinished()} finding(s)"
+    with camp.clock.phase("confirm"):
+        verdicts = confirmer.results(dirs)
+    confirmer.close()
     progress.close()
-    findings, unconfirmed = _rows(camp, saved, blames, opts)
+    with camp.clock.phase("report"):
+        findings, unconfirmed = _rows(camp, dirs, verdicts, blames, opts)
     new = [f for f in findings if not f["known"] or opts.strict]
-    write_report(opts.out, _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs))
+    elapsed = camp.elapsed()
+    write_report(opts.out, _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs, loop_s))
     save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
         print(_summary(camp, elapsed, findings, unconfirmed, new, opts))

@@ -47,6 +47,7 @@ from collections.abc import Hashable
 from multiprocessing.connection import wait
 from typing import Any
 
+from shapefuzz.campaign.timing import SystemTimes, install_job_timer
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
 
@@ -148,6 +149,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     apply_torch_config(torch_config)
     import_plugins(plugins)
     _warm_up()
+    timer = install_job_timer()  # Note [time split]
     _limit_memory(memory_mb)
     start = _torch_state()
     conn.send(("ready", None))
@@ -158,6 +160,8 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
             return
         if job is None:
             return
+        timer.reset()
+        t = time.perf_counter()
         try:
             obs = run_job(job)
         except MemoryError:
@@ -172,19 +176,23 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
         if drift:
             conn.send(("drift", (obs, drift)))
             return  # Note [state guard]: every later job here would run on the wrong torch
-        conn.send(("ok", obs))
+        conn.send(("ok", obs, timer.split(time.perf_counter() - t)))
 
 
 # ---- the parent side ---------------------------------------------------------------------------
 class _Worker:
-    def __init__(self, ctx, args):
-        self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
-        self.proc.start()
-        child.close()
+    def __init__(self, ctx, args, launch=None):
+        if launch is not None:  # another interpreter or environment (Note [A/B workers], ab.py)
+            self.conn, self.proc = launch(args)
+        else:
+            self.conn, child = ctx.Pipe()
+            self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
+            self.proc.start()
+            child.close()
         self.ready = False
         self.task: tuple[Hashable, int, Job] | None = None  # (group tag, index in group, job)
         self.deadline = 0.0
+        self.sent = 0.0  # when its task was sent, or when it became ready (Note [time split])
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -211,13 +219,15 @@ class WorkerPool:
     MAX_STARTUP_FAILURES = 3
 
     def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 180.0,
-                 log_path: str | None = None, memory_mb: int = 0, plugins: tuple[str, ...] = ()):
+                 log_path: str | None = None, memory_mb: int = 0, plugins: tuple[str, ...] = (),
+                 launch=None):
         self.log_path = log_path
         self._ctx = mp.get_context("spawn")
         self.timeout_s = timeout_s
         self.startup_s = startup_s
         self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins))
-        self.workers = [_Worker(self._ctx, self._args) for _ in range(max(1, n))]
+        self._launch = launch  # starts a worker elsewhere (campaign/ab.py's Launcher), or None
+        self.workers = [_Worker(self._ctx, self._args, launch) for _ in range(max(1, n))]
         self.restarts = 0
         #: Notes [shapefuzz bugs], [state guard]: {"message", "job", "traceback"} per failed job
         self.bugs: list[dict] = []
@@ -226,6 +236,7 @@ class WorkerPool:
         self._groups: dict[Hashable, list[Observation | None]] = {}
         self._left: dict[Hashable, int] = {}
         self._finished: dict[Hashable, list[Observation]] = {}
+        self.times = SystemTimes()  # Note [time split]
 
     @property
     def size(self) -> int:
@@ -288,6 +299,7 @@ class WorkerPool:
             if w.task is None and self._queue:
                 w.task = self._queue.popleft()
                 w.conn.send(w.task[2])
+                w.sent = time.monotonic()
                 w.deadline = time.monotonic() + self.timeout_s + (0 if w.ready else self.startup_s)
 
     def _step(self, timeout: float) -> None:
@@ -306,10 +318,11 @@ class WorkerPool:
     def _receive(self, wi: int) -> None:
         w = self.workers[wi]
         try:
-            tag, payload = w.conn.recv()
+            tag, payload, *split = w.conn.recv()
             if tag == "ready":  # the job's clock starts now; never block for its answer here
                 w.ready = True
-                w.deadline = time.monotonic() + self.timeout_s
+                w.deadline = w.sent = time.monotonic()
+                w.deadline += self.timeout_s
                 return None
         except (EOFError, OSError):
             w.proc.join(5)
@@ -319,6 +332,8 @@ class WorkerPool:
         self._startup_failures = 0
         w.ready = True
         task, w.task = w.task, None
+        if split:
+            self.times.add(task[2].system, split[0], time.monotonic() - w.sent)
         if tag == "bug":  # Note [shapefuzz bugs]
             job = task[2]
             last = payload.strip().splitlines()[-1][:300] if payload.strip() else "?"
@@ -373,4 +388,4 @@ class WorkerPool:
     def _replace(self, wi: int) -> None:
         self.workers[wi].kill()
         self.restarts += 1
-        self.workers[wi] = _Worker(self._ctx, self._args)
+        self.workers[wi] = _Worker(self._ctx, self._args, self._launch)

@@ -1,0 +1,34 @@
+"""The wall-time budget of a campaign.
+
+Note [wall budget]: `--budget` is wall time, shrinking and what follows the campaign loop
+included. The loop's clock starts where the caller says (`Campaign.run(t0=...)`: run.py passes
+the process start, so imports and worker start-up count), and it keeps `reserve()` seconds free
+at the end for the caller's own end phase (run.py: confirming findings and writing reports,
+estimated from what it measured so far). Generation stops at `budget - reserve - shrink window`,
+the window (a tenth of the budget, at most --shrink-budget) leaving a finding met last a chance
+to shrink; a shrink stops at --shrink-budget or at `budget - reserve`, whichever comes first,
+keeping the smallest failing program so far; programs still in flight at `budget - reserve` are
+abandoned (not counted)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+__all__ = ["WallBudget"]
+
+
+class WallBudget:
+    #: share of the budget kept for shrinking a finding met just before generation stops
+    SHRINK_SHARE = 0.1
+
+    def __init__(self, budget_s: float, shrink_budget_s: float, reserve: Callable[[], float] | None = None):
+        self.budget_s = budget_s
+        self.shrink_budget_s = shrink_budget_s
+        self.reserve = reserve or (lambda: 0.0)
+
+    def end_s(self) -> float:
+        """Campaign time by which the campaign loop must be over."""
+        return self.budget_s - self.reserve()
+
+    def generate_until_s(self) -> float:
+        return self.end_s() - min(self.shrink_budget_s, self.SHRINK_SHARE * self.budget_s)

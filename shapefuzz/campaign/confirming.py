@@ -1,0 +1,105 @@
+"""Confirming findings in the background while the campaign goes on.
+
+Note [background confirmation]: a finding counts only once its repro.py exits 1 standalone, and
+each repro.py is a fresh interpreter importing torch (seconds each, ~7 s on a loaded 2-core
+machine). Run one after another at the end, four findings took 27 s past the budget. So a
+finding is confirmed as soon as its case is final (shrunk), in a thread that waits on the
+subprocess, while generation goes on; what is left at the end runs in parallel. Each
+confirmation's timeout ends at the hard deadline (budget + grace, Note [wall budget]); one still
+running then is killed and its finding is reported unconfirmed with `confirm_timed_out`. A case
+rewritten after its confirmation started (repro.py changed) is confirmed again. The measured
+durations give the campaign its estimate of the end phase (`reserve_s`)."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+__all__ = ["Confirmer"]
+
+
+def _digest(case_dir: Path) -> str:
+    try:
+        return hashlib.sha256((case_dir / "repro.py").read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+class Confirmer:
+    #: seconds one confirmation is assumed to take before any was measured
+    FIRST_GUESS_S = 8.0
+    #: no repro.py gets more than this, budget or not (a hang is not a confirmation)
+    MAX_S = 180.0
+
+    def __init__(self, confirm_fn: Callable[[Path, float], bool], deadline: float, parallel: int = 2,
+                 enabled: bool = True):
+        self.confirm_fn = confirm_fn
+        self.deadline = deadline  # time.monotonic() by which every confirmation is over
+        self.parallel = max(1, parallel)
+        self.enabled = enabled
+        self._pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="confirm")
+        self._jobs: dict[str, tuple[Future, str, Path]] = {}
+        self._durations: list[float] = []
+        self._lock = threading.Lock()
+
+    def submit(self, sig: str, case_dir: Path) -> None:
+        """Confirm this case (again, if its repro.py changed since)."""
+        if not self.enabled:
+            return
+        digest = _digest(case_dir)
+        old = self._jobs.get(sig)
+        if old is not None and old[1] == digest:
+            return
+        if old is not None:
+            old[0].cancel()  # not started yet: no need; started: its answer is ignored
+        self._jobs[sig] = (self._pool.submit(self._run, case_dir), digest, case_dir)
+
+    def _run(self, case_dir: Path) -> tuple[bool, bool]:
+        """(confirmed, timed out at the deadline)."""
+        left = self.deadline - time.monotonic()
+        if left <= 0.5:
+            return False, True
+        t = time.monotonic()
+        ok = self.confirm_fn(case_dir, min(left, self.MAX_S))
+        took = time.monotonic() - t
+        with self._lock:
+            self._durations.append(took)
+        return ok, not ok and took >= left - 0.5
+
+    def estimate_s(self) -> float:
+        with self._lock:
+            return statistics.median(self._durations) if self._durations else self.FIRST_GUESS_S
+
+    def unfinished(self) -> int:
+        return sum(not f.done() for f, _, _ in list(self._jobs.values()))
+
+    def failed(self) -> int:
+        """Confirmations over whose repro.py did not exit 1 (the progress line's unconfirmed)."""
+        return sum(f.done() and not f.cancelled() and not f.result()[0]
+                   for f, _, _ in list(self._jobs.values()))
+
+    def reserve_s(self, not_submitted: int) -> float:
+        """Wall time the confirmations still to run need, run `parallel` at once."""
+        if not self.enabled:
+            return 0.0
+        waiting = self.unfinished() + not_submitted
+        return math.ceil(waiting / self.parallel) * self.estimate_s()
+
+    def results(self, cases: dict[str, Path]) -> dict[str, tuple[bool, bool]]:
+        """Confirm every case of `cases` not yet confirmed as it is now; wait for all of them."""
+        for sig, d in cases.items():
+            self.submit(sig, d)
+        out = {}
+        for sig in cases:
+            fut = self._jobs[sig][0] if self.enabled else None
+            out[sig] = (True, False) if fut is None else fut.result()
+        return out
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
