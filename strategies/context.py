@@ -13,6 +13,7 @@ from typing import Any
 import hypothesis.strategies as st
 
 from shapefuzz.ops import get_op
+from shapefuzz.ops.scalar import LARGE_CONSTANTS
 from shapefuzz.program import SYMINT, InputSpec, Instr, Ref, VType
 from shapefuzz.program.interp import make_tensor
 
@@ -122,11 +123,12 @@ class GenContext:
         return draw(st.integers(lo_, hi_))
 
     def _derived(self, draw) -> Ref | None:
-        """Derived extents of seed 001: u // 2, 2 * (u // 2), (u + 1) // 2, u - 1, s - u ..."""
+        """Derived extents of seed 001: u // 2, 2 * (u // 2), (u + 1) // 2, u - 1, s - u ...,
+        and c1 * u % c2 with large constants (`256 * u0 % 447`, Note [large constants])."""
         a = self.pick_sym(draw)
         if a is None:
             return None
-        form = draw(st.sampled_from(["half", "even", "ceil_half", "minus1", "diff", "min"]))
+        form = draw(st.sampled_from(["half", "even", "ceil_half", "minus1", "diff", "min", "scaled_mod"]))
         if form == "half":
             return self.emit("binop", ("//", a, 2))[0]
         if form == "even":
@@ -135,6 +137,9 @@ class GenContext:
             return self.emit("binop", ("//", self.emit("binop", ("+", a, 1))[0], 2))[0]
         if form == "minus1":
             return self.emit("binop", ("-", a, 1))[0]
+        if form == "scaled_mod":
+            scaled = self.emit("binop", ("*", draw(st.sampled_from(LARGE_CONSTANTS)), a))[0]
+            return self.emit("binop", ("%", scaled, draw(st.sampled_from(LARGE_CONSTANTS))))[0]
         b = self.pick_sym(draw)
         if b is None:
             return None

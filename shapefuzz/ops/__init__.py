@@ -6,11 +6,13 @@ from shapefuzz.ops import (  # noqa: F401
     datadep,
     dims,
     factory,
+    indexing,
     layout,
     linalg,
     multi,
     pointwise,
     scalar,
+    values,
 )
 from shapefuzz.ops.base import Op, all_ops, families, get_op
 

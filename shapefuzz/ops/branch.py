@@ -1,4 +1,5 @@
-"""Shape branches: plain `if` (may guard), guard_or_false, guard_or_true, statically_known_true.
+"""Shape branches: plain `if` (may guard), guard_or_false, guard_or_true, statically_known_true,
+guard_size_oblivious.
 
 Note [branch contract]: a branch has a condition C, a fast arm valid when C holds and a general
 arm. guard_or_false / guard_or_true / statically_known_true may take the general arm whenever the
@@ -7,15 +8,25 @@ execution *with the branches the trace sent to the general arm forced there* (in
 `forced_general`). A branch the trace sent to the fast arm is a claim that C holds; eager checks it
 on every input. So a generated pair of arms that disagree can never produce a false finding, and a
 wrong claim always can produce a real one.
+
+Note [size-oblivious branches]: guard_size_oblivious(C) answers as if every size-like symbol were
+>= 2, by design, so its True may be false at a size of 0 or 1. Its branches are therefore only
+generated over conditions that are *False* under that assumption (`y.shape[d] == 0` of
+cat_empty, `n >= x.shape[d]` of slice_all for a literal n in {0, 1}): the oblivious answer can
+only send them to the general arm, which is always valid, so a traced False is a fallback (the
+reference forces the general arm), and a True is a claim eager checks, as for guard_or_false.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import hypothesis.strategies as st
 import torch
 from torch.fx.experimental.symbolic_shapes import (
     guard_or_false,
     guard_or_true,
+    guard_size_oblivious,
     statically_known_true,
 )
 
@@ -33,7 +44,18 @@ from shapefuzz.program import SYMINT, ProgramError
 
 __all__ = ["MODES", "PATTERNS", "Branch"]
 
-MODES = ("if", "guard_or_false", "guard_or_true", "statically_known_true")
+MODES = ("if", "guard_or_false", "guard_or_true", "statically_known_true", "guard_size_oblivious")
+#: how a mode is written in a program's source (guard_size_oblivious fully qualified: the repro
+#: templates import only the other names)
+_WRAP = {"if": "{}", "guard_size_oblivious": "torch.fx.experimental.symbolic_shapes.guard_size_oblivious({})"}
+#: the patterns a size-oblivious branch may use (Note [size-oblivious branches])
+OBLIVIOUS_PATTERNS = ("cat_empty", "slice_all")
+
+
+def _size_oblivious(c) -> bool:
+    with warnings.catch_warnings():  # deprecated in torch 2.13 (FutureWarning), still fuzzed
+        warnings.simplefilter("ignore", FutureWarning)
+        return guard_size_oblivious(c)
 
 
 class Pattern:
@@ -223,6 +245,8 @@ class Branch(Op):
             return bool(c)
         if mode == "guard_or_false":
             return guard_or_false(c)
+        if mode == "guard_size_oblivious":
+            return _size_oblivious(c)
         return statically_known_true(c)
 
     def arm(self, args, fast: bool):
@@ -244,6 +268,9 @@ class Branch(Op):
             fast = not s.guard_or_true(sym_compare(s, NEGATE[cmp], lhs, rhs))
         elif mode == "guard_or_false":
             fast = s.guard_or_false(sym_compare(s, cmp, lhs, rhs))
+        elif mode == "guard_size_oblivious":  # a False is the general arm, as traced systems force
+            fast = s.size_oblivious(sym_compare(s, cmp, lhs, rhs))
+            return fast, not fast
         else:
             fast = s.statically_known_true(sym_compare(s, cmp, lhs, rhs))
         return fast, s.last_how == "fallback"
@@ -262,7 +289,7 @@ class Branch(Op):
         if mode == "guard_or_true":
             cond, first, second = f"guard_or_true({a} {NEGATE[cmp]} {b})", general, fast
         else:
-            wrap = "{}" if mode == "if" else mode + "({})"
+            wrap = _WRAP.get(mode, mode + "({})")
             cond, first, second = wrap.format(f"{a} {cmp} {b}"), fast, general
         return f"if {cond}:\n    {lhs} = {first}\nelse:\n    {lhs} = {second}"
 
@@ -271,7 +298,8 @@ class Branch(Op):
 
     def generate(self, ctx, draw):
         mode = draw(st.sampled_from(MODES))
-        p = PATTERNS[draw(st.sampled_from(sorted(PATTERNS)))]
+        names = OBLIVIOUS_PATTERNS if mode == "guard_size_oblivious" else sorted(PATTERNS)
+        p = PATTERNS[draw(st.sampled_from(names))]
         if p.kinds == ("int", "int"):
             a = ctx.pick_sym(draw)
             if a is None:
@@ -284,7 +312,10 @@ class Branch(Op):
                 return
             d = draw(st.integers(0, ctx.type(x).rank - 1))
             n = ctx.val(x).shape[d]
-            ops = (x, d, ctx.pick_int(draw, 0, n + 1) if p.name == "slice_all" else ctx.pick_int(draw, 0, n))
+            if mode == "guard_size_oblivious":
+                ops = (x, d, draw(st.integers(0, 1)))
+            else:
+                ops = (x, d, ctx.pick_int(draw, 0, n + 1) if p.name == "slice_all" else ctx.pick_int(draw, 0, n))
         else:
             x = ctx.pick_tensor(draw, min_rank=1)
             if x is None:

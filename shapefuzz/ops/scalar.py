@@ -11,7 +11,7 @@ import torch
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
 from shapefuzz.program import SYMINT, ProgramError
 
-__all__ = ["BINOPS", "COMPARE", "NEGATE", "sym_compare"]
+__all__ = ["BINOPS", "COMPARE", "LARGE_CONSTANTS", "NEGATE", "constant", "sym_compare"]
 
 # name -> (eager function, source template)
 BINOPS = {
@@ -28,6 +28,22 @@ COMPARE = {
     ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
 }
 NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+
+
+#: Note [large constants]: real shapes multiply and reduce by large and prime constants
+#: (`256 * u0 % 447`); the range analysis, the simplifier and z3 meet other expressions then
+#: than with 0..4. Primes up to 1021 and powers of two up to 1024 (and 447, the real one).
+LARGE_CONSTANTS = (5, 7, 8, 11, 13, 16, 17, 31, 32, 61, 64, 127, 128, 251, 256, 257, 447, 509,
+                   512, 1021, 1024)
+
+
+def constant(draw, lo: int, hi: int) -> int:
+    """A literal operand of SymInt arithmetic: mostly in [lo, hi], one time in four a large one
+    (Note [large constants]), negated when lo < 0 allows negative values."""
+    if draw(st.integers(0, 3)):
+        return draw(st.integers(lo, hi))
+    c = draw(st.sampled_from(LARGE_CONSTANTS))
+    return -c if lo < 0 and draw(st.booleans()) else c
 
 
 def sym_compare(s, cmp, a, b):
@@ -165,10 +181,10 @@ class BinOp(Op):
         if a is None:
             return
         op = draw(st.sampled_from(sorted(BINOPS)))
-        if op in ("//", "%"):
-            b = ctx.pick_int(draw, 1, 4)
-        else:
-            b = ctx.pick_int(draw, -2, 4) if op in ("+", "-", "max", "min") else ctx.pick_int(draw, 0, 3)
+        lo, hi = (1, 4) if op in ("//", "%") else (-2, 4) if op in ("+", "-", "max", "min") else (0, 3)
+        b = ctx.pick_int(draw, lo, hi)
+        if isinstance(b, int) and not isinstance(b, bool):
+            b = constant(draw, lo, hi)
         if draw(st.booleans()) and op not in ("//", "%", "-"):
             a, b = b, a
         if isinstance(a, int) and isinstance(b, int):

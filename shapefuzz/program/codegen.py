@@ -64,7 +64,7 @@ def function_source(program: Program, name: str = "f", forced_general=frozenset(
     return "\n".join(lines) + "\n"
 
 
-_MULTI = {"split", "chunk", "unbind"}
+_MULTI = {"split", "chunk", "unbind", "tolist"}
 
 
 def inputs_source(specs: tuple[InputSpec, ...], var: str = "inputs") -> str:

@@ -94,7 +94,8 @@ HAND = {
     "check": [I("check", "!=", R(3), R(4), n_out=0)],
     "check_is_size": [I("check_is_size", R(4), n_out=0)],
     "branch": [I("branch", "if", "slice_all", R(0), 1, R(4)),
-               I("branch", "guard_or_true", "cat_empty", R(0), R(0), 1)],
+               I("branch", "guard_or_true", "cat_empty", R(0), R(0), 1),
+               I("branch", "guard_size_oblivious", "slice_all", R(0), 0, 1)],
     "matmul": [I("transpose", R(2), 0, 1), I("matmul", R(2), R(5))],
     "bmm": [I("unsqueeze", R(2), 0), I("transpose", R(5), 1, 2), I("bmm", R(5), R(6))],
     "baddbmm": [I("unsqueeze", R(2), 0), I("transpose", R(5), 1, 2), I("ones", (R(4), 2, 1)),
@@ -105,6 +106,18 @@ HAND = {
                        I("narrow", R(6), 2, 0, R(4)),
                        I("flex_attention", R(6), R(8), R(8), "relative")],
     "cond": [I("cond", R(0), R(3), ">", 2, "halves"), I("cond", R(2), R(4), "==", 1, "scale")],
+    "full": [I("full", (R(4), R(3)), 1.5), I("full", (R(3),), R(4)), I("full", (2,), -2)],
+    "new_full": [I("new_full", R(0), (R(3),), R(4)), I("new_full", R(2), (R(4), 2), 0.5)],
+    "bool_index": [I("bool_index", R(0), R(1)), I("select", R(1), 1, 0), I("bool_index", R(2), R(6))],
+    "int_index": [I("int_index", R(0), R(4)), I("int_index", R(0), -2)],
+    "tensor_index": [I("arange", R(4)), I("tensor_index", R(0), R(5)), I("int_index", R(0), R(4)),
+                     I("mask", R(7), ">", 3), I("nonzero", R(8)), I("tensor_index", R(7), R(9))],
+    "tolist": [I("select", R(0), 0, 1), I("tolist", R(5), n_out=3)],
+    "cond_int": [I("cond_int", "int", ">", R(3), 2, 1, 0), I("cond_int", "sym_ite", "<=", R(4), 0, 3, 1),
+                 I("cond_int", "sym_not", "==", R(3), 3, 4, 2)],
+    "cond_tensor": [I("cond_tensor", "float", ">", R(3), 2, R(2), None),
+                    I("cond_tensor", "tensor", "==", R(4), 1, None, None),
+                    I("cond_tensor", "where", "<", R(3), R(4), R(0), R(1))],
 }
 
 
