@@ -25,6 +25,7 @@ __all__ = [
     "STATUSES",
     "Case",
     "CaseError",
+    "IssueCut",
     "atomic_write",
     "case_dirname",
     "load_case",
@@ -43,6 +44,17 @@ class CaseError(BadInput):
 
 
 @dataclass(frozen=True, slots=True)
+class IssueCut:
+    """The part of a case its repro.py shows (Note [issue form reduction] in
+    shapefuzz/repro/reduce.py): the kept instruction positions and the values returned (None:
+    the whole program), and for a call sequence the kept calls (None: all, up to the finding's)."""
+
+    instrs: tuple[int, ...] | None = None
+    outputs: tuple[int, ...] = ()
+    calls: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Case:
     finding: Finding
     program: Program
@@ -56,6 +68,8 @@ class Case:
     fallback_branches: tuple[int, ...] = ()
     #: question programs: the other values under which an unsound claim shows (qreplay)
     alt_values: tuple[int, ...] | None = None
+    #: what repro.py shows of the program, when the issue form was reduced at confirmation
+    issue_cut: IssueCut | None = None
 
     def to_json(self, observation: Any = None) -> dict:
         return {
@@ -67,6 +81,7 @@ class Case:
             "torch_version": self.torch_version, "upstream": self.upstream,
             "fallback_branches": list(self.fallback_branches),
             "alt_values": None if self.alt_values is None else list(self.alt_values),
+            "issue_cut": None if self.issue_cut is None else to_jsonable(self.issue_cut),
             "observation": to_jsonable(observation) if observation is not None else None,
         }
 
@@ -182,7 +197,29 @@ def _case_from_json(obj: Any, where: str) -> Case:
         raise CaseError("alt_values must be a list of integers")
     return Case(finding, program, replay, status, tuple(tuple(kv) for kv in tc),
                 str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where, tuple(fb),
-                None if alt is None else tuple(alt))
+                None if alt is None else tuple(alt), _cut_from_json(obj.get("issue_cut"), program))
+
+
+def _cut_from_json(obj: Any, program) -> IssueCut | None:
+    """Indices only: instruction positions and values of the program, call numbers (a crafted
+    cut can make repro.py show less of the program, never anything else)."""
+    if obj is None:
+        return None
+    if not isinstance(obj, dict) or set(obj) - {"instrs", "outputs", "calls"}:
+        raise CaseError("issue_cut must be an object with instrs, outputs and calls")
+    n_values = getattr(program, "n_values", lambda: 0)()  # tensor programs only
+    n_instrs = len(program.instrs) if n_values else 0
+
+    def indices(key: str, bound: int) -> tuple[int, ...] | None:
+        v = obj.get(key)
+        if v is None and key != "outputs":
+            return None
+        if not isinstance(v, list) or not all(
+                isinstance(i, int) and not isinstance(i, bool) and 0 <= i < bound for i in v):
+            raise CaseError(f"issue_cut.{key} must list indices below {bound}")
+        return tuple(v)
+
+    return IssueCut(indices("instrs", n_instrs), indices("outputs", n_values), indices("calls", 64))
 
 
 # ---- campaign checkpoints (Note [resume] in campaign.py) ----------------------------------------

@@ -59,6 +59,13 @@ def _replays_of(finding: Finding, obs: Observation, kind: str):
 class Oracle:
     name: str
     severity: str  # the most severe of its findings (a finding carries its own)
+#: what a finding's repro compares: the system against eager (or a question program's truth);
+#: two runs of the program on one system (metamorphic); compiled graphs against their own facts
+#: and each other (the finding's kind says which check); one system under several configs; or
+#: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed)
+COMPARES = ("eager", "runs", "graphs", "configs", "proof")
+
+
     help: str  # one line, the rule a user reads in a repro's docstring
     check: Callable[[CheckInput], list[Finding]]
     kinds: tuple[str, ...] = tuple(KINDS)  # the program kinds it checks
@@ -76,6 +83,9 @@ class Oracle:
     #: the shapefuzz.repro module that writes its findings' scripts ("": the system's family)
     repro_family: str = ""
 
+    #: what its findings' repro compares (COMPARES), and per emitted name where they differ
+    compares: str = "eager"
+    compares_by_name: tuple[tuple[str, str], ...] = ()
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)
 
@@ -88,10 +98,16 @@ class Oracle:
                              f"{', '.join(SEVERITIES)}")
         bad = set(self.kinds) - set(KINDS)
         if bad:
+    def compares_of(self, name: str) -> str:
+        return dict(self.compares_by_name).get(name, self.compares)
+
             raise ValueError(f"oracle {self.name!r}: unknown program kinds {sorted(bad)}; "
                              f"known: {', '.join(KINDS)}")
 
 
+        odd = {self.compares, *dict(self.compares_by_name).values()} - set(COMPARES)
+        if odd:
+            raise ValueError(f"oracle {self.name!r}: compares {sorted(odd)}; known: {', '.join(COMPARES)}")
 _REGISTRY: dict[str, Oracle] = {}
 _BY_FINDING: dict[str, Oracle] = {}  # Finding.oracle -> the oracle that emits it
 

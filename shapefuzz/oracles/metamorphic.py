@@ -52,4 +52,4 @@ def _redundant_diff(program, base, e) -> str:
 ORACLE_OBJ = register(Oracle(
     ORACLE, "medium", "the same questions asked again (fresh env, or after redundant questions) must "
     "get the same answers", lambda c: metamorphic(c.program, c.obs), kinds=("questions",),
-    per_observation=True, rank=50))
+    per_observation=True, rank=50, compares="runs"))

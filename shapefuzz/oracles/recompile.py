@@ -60,4 +60,5 @@ def recompile_behaviour(obs: Observation) -> list[Finding]:
 ORACLE_OBJ = register(Oracle(
     ORACLE, "critical", "torch.compile over a call sequence: a cached graph runs only where its own "
     "guards hold, and it recompiles no more than its guards require",
-    lambda c: recompile_behaviour(c.obs), kinds=("tensors",), per_observation=True, rank=30))
+    lambda c: recompile_behaviour(c.obs), kinds=("tensors",), per_observation=True, rank=30,
+    compares="graphs"))

@@ -85,7 +85,8 @@ ORACLE_OBJ = register(Oracle(
     "z3-soundness", "critical", "every decision taken without a guard must follow from the facts, "
     "guards and asserts must imply what the trace relied on, and a data-dependent error is raised "
     "only on what the facts leave open (z3)", lambda c: smt_findings(c.program, c.obs),
-    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES, helps=(
+    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES,
+    compares_by_name=(("spurious-dde", "proof"),), helps=(
         ("static-soundness", "a decision taken without a guard or assert must follow from what is "
          "known (z3 found values where it is false; the input below is one)"),
         ("guard-soundness", "guards and asserts must imply every decision the trace depends on (z3 "

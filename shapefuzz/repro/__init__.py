@@ -54,8 +54,13 @@ def _oracle_family(oracle: str) -> str:
 
 
 def repro_source(case, torch_version: str = "") -> str:
-    """repro.py, the issue form."""
-    return family(case).issue(case, torch_version or case.torch_version)
+    """repro.py, the issue form: of the part of the case its issue_cut keeps (Note [issue form
+    reduction] in reduce.py), or of the whole case."""
+    from shapefuzz.repro.reduce import apply_cut
+
+    shown, calls = apply_cut(case)
+    extra = {"calls": calls} if calls is not None else {}
+    return family(shown).issue(shown, torch_version or case.torch_version, **extra)
 
 
 def check_source(case, torch_version: str = "") -> str:
@@ -66,7 +71,10 @@ def check_source(case, torch_version: str = "") -> str:
 def line_limit(case) -> int:
     """At most this many lines in the case's repro.py (30 when the public artifact shows the
     finding as it is, 60 where the check needs a helper)."""
-    return family(case).line_limit(case)
+    from shapefuzz.repro.reduce import apply_cut
+
+    shown, _ = apply_cut(case)
+    return family(shown).line_limit(shown)
 
 
 def write_scripts(folder: Path, case) -> None:

@@ -20,10 +20,15 @@ from shapefuzz.repro import common
 from shapefuzz.repro.templates import calls_check, calls_issue, traced_issue
 from shapefuzz.systems import graph_facts
 
-__all__ = ["check", "issue", "line_limit"]
+__all__ = ["check", "issue", "line_limit", "reduction"]
 
 #: recompile kinds the issue form shows; the others get the full check
 _SHOWN = ("compare", "unsound-reuse")
+
+
+def reduction(case) -> str:
+    """How trial.py reduces the issue form (Note [issue form reduction]): calls, then outputs."""
+    return "calls" if _kind(case) in _SHOWN else ""
 
 
 def line_limit(case) -> int:
@@ -34,7 +39,7 @@ def line_limit(case) -> int:
 
 def _kind(case) -> str:
     f = case.finding
-    return f.kind if f.oracle == "recompile" else "compare"
+    return f.kind if common.compares(f) == "graphs" else "compare"
 
 
 def _soft(program) -> list[int]:
@@ -63,7 +68,9 @@ def _marks(case, marks: str) -> list[list[str]]:
     return [[one(k) for k in s.dims] for s in case.program.inputs]
 
 
-def issue(case, torch_version: str = "") -> str:
+def issue(case, torch_version: str = "", calls=None) -> str:
+    """The issue form; `calls`: the call sequence it makes (a reduced one, Note [issue form
+    reduction]), else every call up to the finding's."""
     from shapefuzz.systems.compile_settings import settings_of
 
     if _kind(case) not in _SHOWN:
@@ -71,7 +78,7 @@ def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
     s = settings_of(f.config)
     st = common.settings_of("compile", f.config)
-    calls = _calls(case)
+    calls = calls or _calls(case)
     rows = "".join(f"    [{', '.join(tensor_source(x) for x in c)}],\n" for c in calls)
     one = len(calls) == 1  # a single call: no loop over earlier ones, the list on one line
     parts = [function_source(p, "f")]

@@ -25,7 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["Settings", "block", "doc", "function", "fx_lines", "fx_switches", "harness",
+__all__ = ["Settings", "block", "compares", "doc", "function", "fx_lines", "fx_switches", "harness",
            "imports_of", "inputs_line", "key_of", "kwargs_text", "module_code", "safe", "script",
            "settings_of"]
 
@@ -284,6 +284,17 @@ def _grouped(imports: list[str]) -> list[str]:
         out += sorted(i for i in rest if i.startswith("import ")) if g else [i for i in rest if i.startswith("import ")]
         out += [i for i in rest if i.startswith("from ")]
     return out
+
+
+def compares(finding) -> str:
+    """What the finding's repro compares, from its oracle's registry entry (oracles/base.COMPARES;
+    a plugin's oracle replayed without its plugin: the system against eager)."""
+    from shapefuzz.oracles import get_oracle
+
+    try:
+        return get_oracle(finding.oracle).compares_of(finding.oracle)
+    except ValueError:
+        return "eager"
 
 
 def _help(oracle: str) -> str:

@@ -100,7 +100,7 @@ def _under_config(case, s: common.Settings, lines: list[str]) -> list[str]:
 
 def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
-    if f.oracle == "metamorphic":
+    if common.compares(f) == "runs":
         return _metamorphic(case, torch_version)
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
@@ -179,7 +179,7 @@ def check(case, torch_version: str = "") -> str:
     data = [*common.fx_lines(common.fx_switches(case, s.fx), "fxx"),
             f"ENV_KWARGS = {s.env_kwargs!r}\n", f"SLOW_CONFIG = {config if s.slow else ''!r}\n",
             "se = None\nwrong, claims, answers, leaves = [], [], [], []\n\n", code, "\n"]
-    if f.oracle == "metamorphic":
+    if common.compares(f) == "runs":
         kind = "redundant" if f.kind == "redundant" else "fresh"
         second = redundant(p) if kind == "redundant" else p
         mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))

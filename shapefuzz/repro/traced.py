@@ -16,7 +16,7 @@ from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import traced_check, traced_issue
 
-__all__ = ["check", "issue", "line_limit"]
+__all__ = ["check", "issue", "line_limit", "reduction"]
 
 _DDE_EXITS = "Exits 2 while the data-dependent error is raised (shown, not confirmed), 0 once it traces."
 _DIM = {"static": "DimDynamic.STATIC", "dynamic": "DimDynamic.DUCK", "unbacked": "DimDynamic.UNBACKED"}
@@ -35,14 +35,23 @@ class _Plan:
 def _plan(case) -> _Plan:
     f, p = case.finding, case.program
     s = common.settings_of(f.system, f.config)
-    check = {"trace-error": "raises", "spurious-dde": "raises", "symbolic-shape": "symbolic",
-             "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
+    check = "raises" if common.compares(f) == "proof" else {
+        "trace-error": "raises", "symbolic-shape": "symbolic", "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
     replay = case.replay_inputs is not None and check != "raises"
     kinds = {d for spec in p.inputs for d in spec.dims}
     # make_fx checks no guards: every check but `raises` evaluates them, on marked fake inputs
     marked = f.system == "make_fx" and (check != "raises" or bool(s.env_kwargs)
                                         or len(kinds) > 1 or "unbacked" in kinds)
     return _Plan(check, marked, replay, f.system == "export" and bool(s.env_kwargs))
+
+
+def reduction(case) -> str:
+    """How trial.py reduces the issue form (Note [issue form reduction]): a trace that raises by
+    the instruction that raised, an output check by its outputs; a missed proof not at all (its
+    form exits 2, never 1)."""
+    if common.compares(case.finding) == "proof":
+        return ""
+    return "raise" if _plan(case).check == "raises" else "outputs"
 
 
 def line_limit(case) -> int:
@@ -64,9 +73,10 @@ def issue(case, torch_version: str = "") -> str:
     parts += common.fx_lines(common.fx_switches(case, s.fx))
     parts += _trace_setup(case, plan, s)
     if plan.check == "raises":
-        name = "raises_dde" if f.kind == "spurious-dde" else "raises"
-        parts.append(common.block(traced_issue, name, _trace_call(case, plan, s, bind=False)))
-        exits = _DDE_EXITS if f.kind == "spurious-dde" else common.EXITS
+        proof = common.compares(f) == "proof"
+        parts.append(common.block(traced_issue, "raises_dde" if proof else "raises",
+                                  _trace_call(case, plan, s, bind=False)))
+        exits = _DDE_EXITS if proof else common.EXITS
         return common.script(common.doc(case, torch_version, lines, exits=exits), _imports(), parts)
     parts.append(common.block(traced_issue, "trace", _trace_call(case, plan, s)))
     parts.append("args = new_inputs  # a new input, its guards accept it\n" if plan.replay else
@@ -115,7 +125,7 @@ def _imports() -> list[str]:
 def _doc_lines(case, plan: _Plan) -> tuple[str, ...]:
     f = case.finding
     out = []
-    if plan.check == "raises" and f.kind == "spurious-dde":
+    if plan.check == "raises" and common.compares(f) == "proof":
         out += [f"The known facts decide the expression: {common.safe(f.detail, 600)}",
                 "No standalone script confirms a missed proof (README, spurious DDE): this one shows "
                 "the data-dependent error."]
