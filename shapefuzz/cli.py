@@ -183,7 +183,38 @@ def promote(case, corpus, name, status, upstream, force):
     from shapefuzz.cases.promote import promote_case
 
     dest = promote_case(case, corpus, name, status, upstream, force)
-    click.echo(f"promoted to {dest} (status {status}); `pytest tests/test_corpus.py` replays it")
+    click.echo(f"promoted to {dest} (status {status}); `shapefuzz replay {Path(dest).parent}` replays it"
+               + ("; `pytest tests/test_corpus.py` too" if Path(corpus).resolve() == Path("corpus").resolve() else ""))
+
+
+@cli.group()
+def known() -> None:
+    """Known upstream issues (shapefuzz/cases/known_issues.json and --known files)."""
+
+
+@known.command("check")
+@click.option("--known", "known_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Extra known-issues JSON file (repeatable).")
+@click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False),
+              help="The folder the entries' case paths are relative to (the repository).")
+def known_check(known_files, root):
+    """Re-run each known entry's repro.py; exit 1 when one no longer reproduces (fixed in this
+    torch: update the entry and promote its case to fixed)."""
+    import subprocess
+
+    from shapefuzz.cases.known import check_known, load_entries
+
+    def run(path: Path) -> int:
+        try:
+            return subprocess.run([sys.executable, str(path)], capture_output=True, timeout=600).returncode
+        except subprocess.TimeoutExpired:
+            return -1
+
+    results = check_known(load_entries(tuple(known_files)), Path(root), run)
+    for k, verdict in results:
+        up = k.upstream or "no upstream issue"
+        click.echo(f"{verdict:>20}  {k.case or '-'}  [{up}]  {k.signature}")
+    sys.exit(1 if any(v == "no longer reproduces" for _, v in results) else 0)
 
 
 def main(argv: list[str] | None = None) -> None:

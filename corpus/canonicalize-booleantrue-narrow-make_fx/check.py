@@ -1,6 +1,6 @@
 """make_fx raised AssertionError where eager succeeds
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
-signature: eager-agreement:trace-error:make_fx:default:AssertionError:fx/experimental/symbolic_shapes.py:_canonicalize_bool_expr_impl
+signature: eager-agreement:trace-error:make_fx:default:AssertionError:fx/experimental/symbolic_shapes.py:_canonicalize_bool_expr_impl:at=layout.narrow
 system make_fx, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
 import sys
 import sympy

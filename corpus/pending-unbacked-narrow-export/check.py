@@ -1,6 +1,6 @@
 """export raised PendingUnbackedSymbolNotFound where eager succeeds
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
-signature: eager-agreement:trace-error:export:default:PendingUnbackedSymbolNotFound:fx/experimental/symbolic_shapes.py:compute_unbacked_bindings
+signature: eager-agreement:trace-error:export:default:PendingUnbackedSymbolNotFound:fx/experimental/symbolic_shapes.py:compute_unbacked_bindings:at=layout.narrow@aten.narrow.default
 system export, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
 import sys
 import sympy

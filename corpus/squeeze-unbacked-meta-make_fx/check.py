@@ -1,6 +1,6 @@
 """make_fx's symbolic output 0 evaluates to [1, 1], eager gives [1]
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
-signature: eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor
+signature: eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze
 system make_fx, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
 import sys
 import sympy

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
-from shapefuzz.oracles.signature import Signature, mismatch_shape
+from shapefuzz.oracles.signature import Signature, mismatch_shape, root_where
 from shapefuzz.systems.observation import Observation, RunResult, compare_runs
 
 __all__ = ["eager_agreement", "is_assert_rejection", "signature"]
@@ -43,7 +43,8 @@ def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[i
         return [Finding(ORACLE, "critical", obs.system, obs.config, "trace-error",
                         f"{obs.system} raised {o.exc_type} where eager succeeds",
                         f"{o.exc_type}: {o.message}\n(at {o.frame})",
-                        signature(ORACLE, "trace-error", obs, o.exc_type, o.frame))]
+                        signature(ORACLE, "trace-error", obs, o.exc_type, o.frame,
+                                  root_where(o.op, o.aten)))]
     return _artifact_findings(obs, undefined)
 
 
@@ -62,7 +63,7 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
         k, key, why = diff
         out.append(Finding(ORACLE, "critical", obs.system, obs.config, k,
                            f"{obs.system} disagrees with eager on the traced inputs ({k})", why,
-                           signature(ORACLE, k, obs, key)))
+                           signature(ORACLE, k, obs, key, _diverging_root(obs))))
     if obs.reference.ok and obs.artifact.ok:
         for k, (v, got, expr) in enumerate(zip(obs.reference.values, obs.out_eval, obs.out_exprs)):
             if k in undefined and v.kind == "int":
@@ -74,8 +75,28 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
                     f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
                     f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
                     signature(ORACLE, "symbolic-shape", obs, v.kind, shape=mismatch_shape(expr, got, want))))
+                if obs.diverges:  # bucketed by where it went wrong first (Note [root cause])
+                    out[-1] = _root_finding(obs, out[-1])
                 break
     return out
+
+
+def _diverging_root(obs: Observation) -> str:
+    return root_where(obs.diverges[0], family=obs.diverges[1]) if obs.diverges else ""
+
+
+def _root_finding(obs: Observation, final: Finding) -> Finding:
+    """Note [root cause]: a wrong symbolic output shape, bucketed by the first instruction whose
+    symbolic result differs from eager's, whichever way it reached the outputs (broadcast,
+    summed ...): the signature holds that instruction's op and what is wrong with its result."""
+    op, family, expr, got, want = obs.diverges
+    kind = "tensor" if expr.lstrip().startswith("[") else "int"
+    return Finding(
+        ORACLE, "critical", obs.system, obs.config, "symbolic-shape",
+        f"{obs.system}'s symbolic shape of {op} evaluates to {got}, eager gives {want}",
+        f"first wrong: {op} ({family}): symbolic {expr} = {got}; eager {want}\n{final.detail}",
+        signature(ORACLE, "symbolic-shape", obs, kind, root_where(op, family=family),
+                  shape=mismatch_shape(expr, got, want)))
 
 
 ORACLE_OBJ = register(Oracle(

@@ -18,6 +18,14 @@ same bug is met again in another program, run or seed, and what tells two bugs a
   simplified to a constant (say, a size-0 backed symbol assumed positive) shows as `C` whatever
   the question was.
 
+- the root cause (Note [root cause], program/interp.py): the first instruction whose observation
+  diverges from eager's (its symbolic result evaluates to another shape or value, or it raised),
+  as `at=<family>.<op>`, and for an error the torch op being dispatched when it was raised
+  (`@aten.slice.Tensor`); the exception's innermost torch frame stays in `where` too. So a
+  squeeze that keeps an unbacked dim is one bucket whether the squeezed tensor is returned,
+  broadcast or summed afterwards, and narrow() and slicing that fail in the same torch frame are
+  two.
+
 Messages, symbol numbers, constants and program text never enter a signature: they change from
 run to run. The key string is `oracle:symptom:systems:config[:shape][:where...]`; findings
 without an expression keep the key they had before shapes were added (known_issues.json relies
@@ -28,7 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature", "mismatch_shape"]
+__all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature", "mismatch_shape",
+           "root_where"]
 
 #: subterms nested deeper than this are elided ("…"): the outer structure names the bug, inner
 #: detail is mostly the program's
@@ -136,6 +145,22 @@ def make_signature(oracle: str, symptom: str, systems: tuple[str, ...] | str, co
     systems = (systems,) if isinstance(systems, str) else tuple(systems)
     return Signature(oracle, SYMPTOM_CLASSES.get(symptom, symptom), systems, config,
                      shape or (expr_shape(expr) if expr else ""), tuple(w for w in where if w))
+
+
+def root_where(op: str, aten: str = "", family: str = "") -> str:
+    """The root-cause part of a signature (Note [signature]): `at=family.op@aten`, "" when the
+    op is unknown (the finding keeps its symptom's where). The family is the op registry's."""
+    if not op:
+        return ""
+    if not family:
+        from shapefuzz.ops import get_op
+        from shapefuzz.program import ProgramError
+
+        try:
+            family = get_op(op).family
+        except ProgramError:  # an op of a plugin no longer loaded
+            family = "?"
+    return f"at={family}.{op}" + (f"@{aten}" if aten else "")
 
 
 def mismatch_shape(expr: str, got: str, want: str) -> str:

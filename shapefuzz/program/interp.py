@@ -18,7 +18,26 @@ from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import Branch
 from shapefuzz.program import InputSpec, Program, Ref
 
-__all__ = ["TORCH_DTYPES", "make_inputs", "make_tensor", "program_fn", "run"]
+__all__ = ["TORCH_DTYPES", "make_inputs", "make_tensor", "program_fn", "recording", "run"]
+
+# Note [root cause]: the environments of the runs made while `recording()` is active (the
+# values of every instruction, inputs first), so a tracing system can say which instruction's
+# symbolic shape first differs from eager's; an exception raised by an instruction carries
+# `shapefuzz_at = (position, op name)`
+_RECORDS: list[list] | None = None
+
+
+class recording:
+    """Collects the environment of every `run` made while active (nested use not supported)."""
+
+    def __enter__(self) -> list[list]:
+        global _RECORDS
+        _RECORDS = []
+        return _RECORDS
+
+    def __exit__(self, *exc) -> None:
+        global _RECORDS
+        _RECORDS = None
 
 TORCH_DTYPES = {"float": torch.float32, "int": torch.int64, "bool": torch.bool}
 
@@ -51,20 +70,31 @@ def run(
     branches to send to their general arm (Note [branch contract]); `on_branch(pos, fast)` hears
     which arm each branch took."""
     env = list(inputs)
+    if _RECORDS is not None and not torch.compiler.is_compiling():  # strict export: not traced
+        _RECORDS.append(env)
     for pos, ins in enumerate(program.instrs):
-        op = get_op(ins.op)
-        args = _resolve(ins.args, env)
-        if isinstance(op, Branch):
-            fast = False if pos in forced_general else op.decide(args)
-            if on_branch is not None:
-                on_branch(pos, fast)
-            outs = op.arm(args, fast)
-        else:
-            outs = op.eager(args, ins.n_out)
+        try:
+            outs = _step(get_op(ins.op), ins, pos, _resolve(ins.args, env), forced_general, on_branch)
+        except Exception as e:
+            if not hasattr(e, "shapefuzz_at"):  # the innermost instruction (Note [root cause])
+                try:
+                    e.shapefuzz_at = (pos, ins.op)
+                except AttributeError:  # an exception type without a __dict__
+                    pass
+            raise
         if len(outs) != ins.n_out:
             raise ValueError(f"{ins.op} produced {len(outs)} values, program binds {ins.n_out}")
         env.extend(outs)
     return env
+
+
+def _step(op, ins, pos: int, args, forced_general, on_branch):
+    if isinstance(op, Branch):
+        fast = False if pos in forced_general else op.decide(args)
+        if on_branch is not None:
+            on_branch(pos, fast)
+        return op.arm(args, fast)
+    return op.eager(args, ins.n_out)
 
 
 def program_fn(program: Program, forced_general=frozenset(), on_branch=None) -> Callable:

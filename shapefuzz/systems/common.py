@@ -60,12 +60,31 @@ def classify(exc: BaseException) -> Outcome:
     dde = next((x for x in exception_chain(exc) if isinstance(x, ss.GuardOnDataDependentSymNode)), None)
     if dde is not None:  # the DDE is what happened, whatever wraps it
         return Outcome("dde", type(dde).__name__, str(dde)[:2000], torch_frame(dde),
-                       str(getattr(dde, "cond", "")))
+                       str(getattr(dde, "cond", "")), *root_of(exc))
     name, msg = type(exc).__name__, str(exc)[:2000]
     if _is_constraint_violation(exc) or any(
             isinstance(x, ss.ConstraintViolationError) for x in exception_chain(exc)):
-        return Outcome("constraint", name, msg, torch_frame(exc))
-    return Outcome("error", name, msg, torch_frame(exc))
+        return Outcome("constraint", name, msg, torch_frame(exc), "", *root_of(exc))
+    return Outcome("error", name, msg, torch_frame(exc), "", *root_of(exc))
+
+
+def root_of(exc: BaseException) -> tuple[str, str]:
+    """(program op, torch op) of Note [root cause]: the instruction that raised (interp.run marks
+    the exception) and the innermost aten op torch was dispatching (a `func` OpOverload in a
+    torch frame of the traceback)."""
+    at = next((x.shapefuzz_at for x in exception_chain(exc) if hasattr(x, "shapefuzz_at")), None)
+    aten = ""
+    for x in exception_chain(exc):
+        tb = x.__traceback__
+        while tb is not None:
+            f = tb.tb_frame
+            func = f.f_locals.get("func") if f.f_code.co_filename.startswith(_TORCH_DIR) else None
+            if isinstance(func, torch._ops.OpOverload):
+                aten = str(func)
+            tb = tb.tb_next
+        if aten:
+            break
+    return (at[1] if at else ""), aten
 
 
 def exception_chain(exc: BaseException):

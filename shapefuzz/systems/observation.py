@@ -41,6 +41,10 @@ class Outcome:
     message: str = ""
     frame: str = ""  # innermost torch frame "path/file.py:function", stable across versions
     expr: str = ""  # the expression of a DDE
+    #: Note [root cause] (program/interp.py): the program op whose instruction raised, and the
+    #: torch op being dispatched when it did (e.g. "aten.slice.Tensor"), "" when unknown
+    op: str = ""
+    aten: str = ""
 
     def short(self) -> str:
         if self.kind == "ok":
@@ -169,6 +173,9 @@ class Observation:
     artifact: RunResult | None = None  # the traced artifact on the original inputs
     replays: tuple[ReplayRecord, ...] = ()
     qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
+    #: Note [root cause]: the first instruction whose symbolic result, evaluated under the
+    #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
+    diverges: tuple[str, ...] = ()
     echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions

@@ -111,7 +111,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     rec = DecisionRecorder()
     on_branch, fallbacks = branch_recorder(program)
     try:
-        with rec.active():
+        with rec.active(), interp.recording() as envs:
             tr = trace_fn(on_branch)
     except Exception as e:
         axioms, smt = tensor_dde(program, rec, e)  # oracle 7: was the DDE deserved?
@@ -136,8 +136,40 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         binding=tuple(sorted((str(k), v) for k, v in binding.items())),
         out_eval=eval_exprs(tr.out_vals, binding),
         fallback_branches=tuple(sorted(forced)),
+        diverges=first_divergence(program, envs[-1] if envs else None, binding, forced),
         reference=reference_run(program, program.inputs, forced),
         artifact=artifact, replays=replays, axioms=axioms, smt=smt, elapsed_s=time.perf_counter() - t0)
+
+
+def first_divergence(program: Program, traced_env: list | None, binding: dict, forced) -> tuple[str, ...]:
+    """Note [root cause]: (op, family, symbolic expr, its value under the binding, eager's) of
+    the first instruction whose symbolic result differs from eager's on the program's inputs
+    (eager with the trace's fallbacks forced), or () when none does or eager fails."""
+    from shapefuzz.ops import get_op
+
+    if traced_env is None:
+        return ()
+    try:
+        real = interp.run(program, interp.make_inputs(program.inputs), forced)
+    except Exception:  # eager fails: the eager-agreement oracle judges the outcome
+        return ()
+    owner = [ins for ins in program.instrs for _ in range(ins.n_out)]
+    base, undefined = len(program.inputs), program.undefined_data()
+    for k, (sym, val) in enumerate(zip(traced_env[base:], real[base:])):
+        if base + k in undefined:  # torch.empty's data: each run reads other values
+            continue
+        got = eval_exprs([sym], binding)[0]
+        want = _concrete(val)
+        if got and want and got != want:
+            ins = owner[k]
+            return ins.op, get_op(ins.op).family, expr_str(sym), got, want
+    return ()
+
+
+def _concrete(v: Any) -> str:
+    if isinstance(v, torch.Tensor):
+        return "[" + ", ".join(str(int(n)) for n in v.shape) + "]"
+    return str(int(v)) if isinstance(v, int) and not isinstance(v, bool) else ""
 
 
 def _flat(outs: Any) -> tuple:

@@ -11,7 +11,7 @@ import pytest
 
 from shapefuzz.campaign.evaluate import evaluate
 from shapefuzz.cases.known import known_note, load_known
-from shapefuzz.oracles.signature import Signature, expr_shape, make_signature
+from shapefuzz.oracles.signature import Signature, expr_shape, make_signature, root_where
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.systems.jobs import run_job
@@ -65,9 +65,11 @@ def test_signature_is_a_frozen_value_with_a_stable_key():
                           expr="Eq(s0, 5)") == s
     with pytest.raises(AttributeError):
         s.oracle = "x"  # type: ignore[misc]
-    # without an expression, the key is the one known_issues.json has always used
+    # without an expression: the exception, its torch frame and the root cause (Note [root cause])
     t = make_signature("eager-agreement", "trace-error", "make_fx", "default", "AssertionError",
-                       "fx/experimental/symbolic_shapes.py:_canonicalize_bool_expr_impl")
+                       "fx/experimental/symbolic_shapes.py:_canonicalize_bool_expr_impl",
+                       root_where("narrow"))
+    assert t.key().endswith(":_canonicalize_bool_expr_impl:at=layout.narrow")
     assert known_note(load_known(), t.key()) is not None
     assert make_signature("system-differential", "outcome", ("ref", "torch-env"), "default",
                           "ok-vs-dde").key() == "system-differential:outcome:ref+torch-env:default:ok-vs-dde"
@@ -169,6 +171,51 @@ def test_squeeze_bug_in_three_programs_has_the_known_signature():
             for p in progs]
     assert sigs == [{case.finding.key}] * 3, sigs
     assert known_note(load_known(), case.finding.key) is not None
+
+
+# ---- root causes (Note [root cause]): the first instruction that goes wrong -------------------
+def _program(instrs, inputs):
+    """The program returning its last value."""
+    from shapefuzz.program.kinds import load_program
+
+    last = len(inputs) + len(instrs) - 1
+    return load_program({"inputs": inputs, "instrs": instrs, "outputs": [last], "schema": 1})
+
+
+def _keys(p, system="make_fx"):
+    return {f.key for f in evaluate(p, ((system, "default"),), _local, n_variants=0).findings}
+
+
+def test_squeeze_bug_is_one_bucket_whatever_happens_downstream():
+    """The squeezed tensor returned, broadcast against another input, or broadcast and then
+    squeezed again: the final outputs' symptoms differ, the root cause does not."""
+    sq = {"args": [{"v": 0}, 0], "n_out": 1, "op": "squeeze"}
+    x0 = {"data": [3], "dims": ["unbacked", "dynamic"], "dtype": "int", "name": "x0", "shape": [1, 1]}
+    x1 = {"data": [1, 2, 3], "dims": ["static"], "dtype": "int", "name": "x1", "shape": [3]}
+    alone = _program([sq], [x0])
+    broadcast = _program([sq, {"args": [{"v": 2}, {"v": 1}], "n_out": 1, "op": "add"}], [x0, x1])
+    want = {"eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze"}
+    assert _keys(alone) == want and _keys(broadcast) == want
+    assert known_note(load_known(), next(iter(want)))
+
+
+NARROW_LIKE = [{"args": [{"v": 0}, "sum"], "n_out": 1, "op": "item"},
+               {"args": ["+", {"v": 1}, 1], "n_out": 1, "op": "binop"},
+               {"args": ["//", {"v": 2}, 2], "n_out": 1, "op": "binop"},
+               {"args": ["-", {"v": 1}, {"v": 3}], "n_out": 1, "op": "binop"}]
+
+
+def test_pending_unbacked_from_narrow_and_from_slice_are_two_buckets():
+    """Both raise PendingUnbackedSymbolNotFound in compute_unbacked_bindings (torch 2.13): the
+    frame alone made them one bucket; the op that raised tells them apart."""
+    x = [{"data": [], "dims": ["static", "static"], "dtype": "int", "name": "x0", "shape": [2, 0]}]
+    cut = {"args": [{"v": 0}, 1, {"v": 3}, {"v": 4}], "n_out": 1}
+    narrow = _keys(_program(NARROW_LIKE + [{**cut, "op": "narrow"}], x))
+    sliced = _keys(_program(NARROW_LIKE + [{**cut, "op": "slice"}], x))
+    frame = "PendingUnbackedSymbolNotFound:fx/experimental/symbolic_shapes.py:compute_unbacked_bindings"
+    assert narrow == {f"eager-agreement:trace-error:make_fx:default:{frame}:at=layout.narrow@aten.slice.Tensor"}
+    assert sliced == {f"eager-agreement:trace-error:make_fx:default:{frame}:at=layout.slice@aten.slice.Tensor"}
+    assert known_note(load_known(), next(iter(narrow))) and not known_note(load_known(), next(iter(sliced)))
 
 
 def test_known_wildcards_match_one_field_and_nothing_else():
