@@ -4,6 +4,7 @@ them down (STYLE 8). Exit codes: 0 no finding / replay as recorded, 1 findings /
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
@@ -67,11 +68,15 @@ def cli() -> None:
               help="Shared example database: redis://HOST:PORT[/DB] (several machines) or dir:PATH.")
 @click.option("--plugin", "plugins", multiple=True, metavar="MODULE",
               help="Import MODULE here and in every worker (extra ops or systems; repeatable).")
+@click.option("--baseline-python", default=None, metavar="PATH",
+              help="A/B mode: also run every program under this interpreter (the baseline torch).")
+@click.option("--baseline-env", multiple=True, metavar="KEY=VALUE",
+              help="A/B mode: set KEY for the baseline's workers (empty VALUE unsets it; repeatable).")
 @click.option("--progress-log", type=click.Path(dir_okay=False), default=None,
               help="Append every progress update (twice a second, timestamped) to this file.")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
-         progress_log):
+         progress_log, baseline_python, baseline_env):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import targets_for
@@ -106,7 +111,26 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
                        database, progress_log)
+    opts = dataclasses.replace(opts, baseline=_baseline(baseline_python, baseline_env))
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
+
+
+def _baseline(python, env):
+    """--baseline-python / --baseline-env as a repro.ab.Baseline (None: no A/B mode)."""
+    if python is None and not env:
+        return None
+    from shapefuzz.repro.ab import Baseline
+
+    pairs = []
+    for it in env:
+        key, sep, val = it.partition("=")
+        if not sep or not key:
+            raise BadInput(f"--baseline-env {it!r}: expected KEY=VALUE (KEY= unsets KEY), e.g. PYTHONPATH=")
+        pairs.append((key, val))
+    if python is not None and not os.access(python, os.X_OK):
+        raise BadInput(f"--baseline-python {python}: not an executable file; give the baseline "
+                       "venv's python, e.g. /path/to/venv/bin/python")
+    return Baseline(python or sys.executable, tuple(pairs))
 
 
 def _known(files):

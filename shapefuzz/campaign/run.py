@@ -8,6 +8,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.campaign.ab import ab_report
+from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
 from shapefuzz.campaign.progress import CampaignProgress
@@ -44,6 +46,7 @@ class FuzzOptions:
     plugins: tuple[str, ...] = ()  # modules imported here and in every worker (extra ops/systems)
     database: str | None = None  # shared example database URL (redis://host:port, dir:PATH)
     progress_log: str | None = None  # append every progress update to this file (progress.py)
+    baseline: object = None  # an A/B campaign's baseline (repro.ab.Baseline), or None
 
 
 def _torch_version() -> str:
@@ -209,6 +212,7 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
         "resumed": camp.offset_s > 0, "db_replays": st.db_replays,
         "program_set": _program_set(opts.out, st.hashes),
         "shapefuzz_bugs": shapefuzz_bugs,  # Notes [shapefuzz bugs], [state guard] (workers.py)
+        "ab": ab_report(opts.baseline, opts.out, st.hashes),  # Note [A/B samples] (ab.py)
     }
 
 
@@ -269,6 +273,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     t0 = process_start() if t0 is None else t0
     opts.out.mkdir(parents=True, exist_ok=True)
     import_plugins(opts.plugins)
+    ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None
     saved: dict[str, Path] = {}
     # Note [background confirmation]: a finding is confirmed as soon as its case is final
     confirmer = Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm)
@@ -292,8 +297,9 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
                     reserve=reserve)
     confirmer.deadline -= camp.offset_s  # a resumed campaign's budget counts its earlier runs
     progress.watch(camp)
-    with WorkerPool(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
-                    log_path=str(opts.out / "workers.log"), plugins=opts.plugins) as pool:
+    with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
+                                               log_path=str(opts.out / "workers.log"),
+                                               plugins=opts.plugins) as pool:
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"
         with camp.clock.phase("report"):

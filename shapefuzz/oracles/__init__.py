@@ -3,6 +3,7 @@ each, registered in shapefuzz.oracles.base (Note [oracle registry]). Importing t
 registers every built-in oracle."""
 
 from shapefuzz.oracles import (  # noqa: F401  (each module registers its oracle)
+    ab,
     agreement,
     differential,
     frontends,

@@ -23,10 +23,14 @@ from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program.kinds import KINDS, kind_of
 from shapefuzz.systems.observation import BUG, Observation
 
-__all__ = ["CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
+__all__ = ["BASELINE", "CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
            "help_table", "own_target", "register", "targets_for_finding"]
 
 Target = tuple[str, str]
+
+#: the mark on the system of an A/B campaign's baseline observations ("make_fx@baseline", Note
+#: [A/B workers] in campaign/ab.py); only oracles with `both_sides` see them
+BASELINE = "@baseline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +59,6 @@ def _replays_of(finding: Finding, obs: Observation, kind: str):
     return None, obs.qreplays[finding.replay_index].values
 
 
-@dataclass(frozen=True, slots=True)
-class Oracle:
-    name: str
-    severity: str  # the most severe of its findings (a finding carries its own)
 #: what a finding's repro compares: the system against eager (or a question program's truth);
 #: two runs of the program on one system (metamorphic); compiled graphs against their own facts
 #: and each other (the finding's kind says which check); one system under several configs; or
@@ -66,6 +66,10 @@ class Oracle:
 COMPARES = ("eager", "runs", "graphs", "configs", "proof")
 
 
+@dataclass(frozen=True, slots=True)
+class Oracle:
+    name: str
+    severity: str  # the most severe of its findings (a finding carries its own)
     help: str  # one line, the rule a user reads in a repro's docstring
     check: Callable[[CheckInput], list[Finding]]
     kinds: tuple[str, ...] = tuple(KINDS)  # the program kinds it checks
@@ -79,35 +83,37 @@ COMPARES = ("eager", "runs", "graphs", "configs", "proof")
     emits: tuple[str, ...] = ()
     #: (emitted name, its own one-line help) where one check emits several verdicts
     helps: tuple[tuple[str, str], ...] = ()
-    rank: int = 100  # check_all's order (plugins after the built-in oracles), then registration
-    #: the shapefuzz.repro module that writes its findings' scripts ("": the system's family)
-    repro_family: str = ""
-
     #: what its findings' repro compares (COMPARES), and per emitted name where they differ
     compares: str = "eager"
     compares_by_name: tuple[tuple[str, str], ...] = ()
+    rank: int = 100  # check_all's order (plugins after the built-in oracles), then registration
+    #: the shapefuzz.repro module that writes its findings' scripts ("": the system's family)
+    repro_family: str = ""
+    #: sees an A/B campaign's baseline observations too (every other oracle judges one torch)
+    both_sides: bool = False
+
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)
 
     def help_of(self, name: str) -> str:
         return dict(self.helps).get(name, self.help)
 
+    def compares_of(self, name: str) -> str:
+        return dict(self.compares_by_name).get(name, self.compares)
+
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
             raise ValueError(f"oracle {self.name!r}: severity {self.severity!r} is not one of "
                              f"{', '.join(SEVERITIES)}")
+        odd = {self.compares, *dict(self.compares_by_name).values()} - set(COMPARES)
+        if odd:
+            raise ValueError(f"oracle {self.name!r}: compares {sorted(odd)}; known: {', '.join(COMPARES)}")
         bad = set(self.kinds) - set(KINDS)
         if bad:
-    def compares_of(self, name: str) -> str:
-        return dict(self.compares_by_name).get(name, self.compares)
-
             raise ValueError(f"oracle {self.name!r}: unknown program kinds {sorted(bad)}; "
                              f"known: {', '.join(KINDS)}")
 
 
-        odd = {self.compares, *dict(self.compares_by_name).values()} - set(COMPARES)
-        if odd:
-            raise ValueError(f"oracle {self.name!r}: compares {sorted(odd)}; known: {', '.join(COMPARES)}")
 _REGISTRY: dict[str, Oracle] = {}
 _BY_FINDING: dict[str, Oracle] = {}  # Finding.oracle -> the oracle that emits it
 
@@ -159,17 +165,20 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
     mine = [o for o in all_oracles() if kind in o.kinds]
     if eager is not None and eager.outcome.kind == BUG:
         return []  # Note [shapefuzz bugs] (workers.py): shapefuzz failed, not the program
-    observations = tuple(o for o in observations if o.outcome.kind != BUG)
+    both = tuple(o for o in observations if o.outcome.kind != BUG)
+    observations = tuple(o for o in both if not o.system.endswith(BASELINE))
     undefined = program.undefined_outputs()
     base = CheckInput(program, eager, observations, None, undefined)
     out: list[Finding] = []
     for obs in observations:
         one = CheckInput(program, eager, observations, obs, undefined)
         for o in mine:
-            if o.per_observation:
+            if o.per_observation and not o.both_sides:
                 out += o.check(one)
     for o in mine:
-        if not o.per_observation:
+        if o.both_sides:
+            out += o.check(CheckInput(program, eager, both, None, undefined))
+        elif not o.per_observation:
             out += o.check(base)
     return out
 

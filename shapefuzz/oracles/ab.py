@@ -1,0 +1,259 @@
+"""Oracle 12, A/B: one program under a candidate torch and a baseline torch (campaign/ab.py).
+
+Note [A/B oracle]: each (system, config) has two observations, the candidate's and the
+baseline's (system marked BASELINE). A difference is classified by which side eager, or a
+question program's concrete answers, supports; the candidate is always the one blamed:
+
+- regression [critical]: a one-torch oracle (eager agreement, replay, truth, z3 soundness ...)
+  finds the candidate contradicting eager where the baseline, on the same program, does not;
+- lost precision [medium]: the candidate raises a data-dependent error or falls back on a
+  question the baseline decided (a claim: static, guard or assert);
+- weaker guards [high; critical when the replay disagrees with eager]: an input the candidate's
+  guards and asserts accept but the baseline's reject. Found on the replayed inputs (both sides
+  run the same ones, and eager's reference is recorded with each) and, where the sampled inputs
+  miss it, by z3 (a model of the candidate's guards and asserts and not the baseline's);
+- extra specialization [low]: the converse, the candidate rejects what the baseline accepts;
+- slowdown [low]: the candidate's observation took more than SLOWDOWN x the baseline's (and at
+  least SLOW_MIN_S more), both timed inside their workers;
+- improvement (not a finding; `improvements`, listed in the report): the candidate decides where
+  the baseline fell back or raised a DDE, and agrees with eager.
+
+Symbols are numbered by each build's own ShapeEnv, so expressions are never compared as raw
+strings: each observation's symbols are renamed by creation order within their prefix (s0 s1 ..
+backed, u0 u1 .. unbacked; the numbers torch gives them are creation counters), decisions are
+aligned on the renamed expressions, and two expressions that still differ in text are the same
+question when z3 proves them equivalent. The z3 guard comparison runs only when both sides have
+the same renamed symbols bound to the same values, the one case where the renaming is known to
+pair the same symbols."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+
+from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.base import BASELINE, CheckInput, Oracle, all_oracles, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems.observation import Observation, compare_runs
+
+__all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ab_findings", "improvements", "mark"]
+
+ORACLE = "ab"
+SLOWDOWN = 2.0
+SLOW_MIN_S = 0.2  # below this, a ratio is scheduling noise on a loaded machine
+CLAIMS = ("static", "guard", "assert")
+SPEC_PREFIX = "ab-baseline: "
+_SYM = re.compile(r"\b([a-z]+)(\d+)\b")
+
+
+# ---- the two sides ------------------------------------------------------------------------------
+def mark(obs: Observation, spec_line: str) -> Observation:
+    """A baseline observation as oracles see it: its system marked, the baseline's spec line
+    (SPEC_PREFIX + JSON, Note [A/B repro]) in its log (Note [A/B workers], campaign/ab.py)."""
+    return dataclasses.replace(obs, system=obs.system + BASELINE, log=(*obs.log, spec_line))
+
+
+def _pairs(c: CheckInput):
+    cand = {(o.system, o.config): o for o in c.observations if not o.system.endswith(BASELINE)}
+    for b in c.observations:
+        if b.system.endswith(BASELINE):
+            mine = cand.get((b.system[: -len(BASELINE)], b.config))
+            if mine is not None:
+                yield mine, dataclasses.replace(b, system=mine.system)
+
+
+def _spec_line(b: Observation) -> str:
+    return next((x for x in reversed(b.log) if x.startswith(SPEC_PREFIX)), "")
+
+
+def _wrong(program, eager, obs: Observation, undefined) -> dict:
+    """(oracle, kind) -> the finding, for every critical finding a one-torch per-observation
+    oracle makes on `obs` (a timeout is the machine's load, not the build)."""
+    one = CheckInput(program, eager, (obs,), obs, undefined)
+    kind = kind_of(program).name
+    out: dict = {}
+    for o in all_oracles():
+        if o.per_observation and not o.both_sides and kind in o.kinds:
+            for f in o.check(one):
+                if f.severity == "critical" and f.kind != "timeout":
+                    out.setdefault((f.oracle, f.kind), f)
+    return out
+
+
+# ---- symbols by creation order ------------------------------------------------------------------
+def _renaming(obs: Observation) -> dict[str, str]:
+    names = {n for n, _ in obs.binding}
+    for text in (*(d.expr for d in obs.decisions), *obs.guards, *obs.asserts):
+        names.update(m.group(0) for m in _SYM.finditer(text))
+    by_prefix: dict[str, list[int]] = {}
+    for n in names:
+        m = _SYM.fullmatch(n)
+        if m:
+            by_prefix.setdefault(m.group(1), []).append(int(m.group(2)))
+    return {f"{p}{i}": f"{p}{rank}" for p, idx in by_prefix.items() for rank, i in enumerate(sorted(idx))}
+
+
+def _canon(text: str, ren: dict[str, str]) -> str:
+    return _SYM.sub(lambda m: ren.get(m.group(0), m.group(0)), text)
+
+
+def _equivalent(a: str, b: str) -> bool:
+    """Two boolean expressions are the same question (z3 proves each from the other)."""
+    try:
+        from shapefuzz.systems.prover.smt import parse, prove
+
+        ea, eb = parse(a), parse(b)
+        return prove([ea], eb).proved and prove([eb], ea).proved
+    except Exception:
+        return False
+
+
+def _aligned(cand: Observation, base: Observation):
+    """(candidate decision, baseline decision, renamed expr) of the questions both asked."""
+    rc, rb = _renaming(cand), _renaming(base)
+    ca = [_canon(d.expr, rc) for d in cand.decisions]
+    cb = [_canon(d.expr, rb) for d in base.decisions]
+    sm = difflib.SequenceMatcher(None, ca, cb, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                dc, db = cand.decisions[i], base.decisions[j]
+                if op == "equal" or (_cls(dc) != _cls(db) and _equivalent(ca[i], cb[j])):
+                    yield dc, db, ca[i]
+
+
+def _cls(d) -> str:
+    return "claim" if d.how in CLAIMS else d.how
+
+
+def _default_replay_input(name: str) -> bool:
+    """The inner finding's replay index points into the observation's replays (not, say, into
+    its z3 verdicts), so it means the same for an A/B finding."""
+    from shapefuzz.oracles.base import get_oracle
+
+    return get_oracle(name).replay_input is Oracle.__dataclass_fields__["replay_input"].default
+
+
+# ---- the classes --------------------------------------------------------------------------------
+def _finding(kind, severity, cand, summary, detail, spec, *where, expr="", shape="", index=-1):
+    return Finding(ORACLE, severity, cand.system, cand.config, kind, summary,
+                   f"{detail}\n{spec}", signature(ORACLE, kind, cand, *where, expr=expr, shape=shape),
+                   index)
+
+
+def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
+    mine, theirs = _wrong(program, eager, cand, undefined), _wrong(program, eager, base, undefined)
+    out = []
+    for key, f in mine.items():
+        if key not in theirs:
+            keep = f.replay_index if _default_replay_input(f.oracle) else -1
+            out.append(_finding("regression", "critical", cand, f"candidate {f.summary}; the baseline "
+                                "agrees with eager here", f"{f.oracle}: {f.detail}", spec, f.oracle,
+                                f.kind, shape=f.signature.shape, index=keep))
+    return out
+
+
+def _lost(cand, base, spec) -> list[Finding]:
+    if cand.outcome.kind == "dde" and base.outcome.kind == "ok":
+        return [_finding("lost-precision", "medium", cand, f"candidate {cand.system} raises a "
+                         "data-dependent error where the baseline traces",
+                         f"candidate: {cand.outcome.short()}\nbaseline: ok", spec, "dde",
+                         expr=_canon(cand.outcome.expr, _renaming(cand)))]
+    for dc, db, expr in _aligned(cand, base):
+        if dc.how == "fallback" and db.how in CLAIMS:
+            return [_finding("lost-precision", "medium", cand, f"candidate {cand.system} falls back "
+                             "on a question the baseline decides", f"question {expr}: candidate "
+                             f"fell back to {dc.answer}; baseline answered {db.answer} ({db.how})",
+                             spec, "fallback", expr=expr)]
+    return []
+
+
+def _replay_guards(cand, base, undefined, spec) -> list[Finding]:
+    recs = list(zip(cand.replays, base.replays)) or list(zip(cand.qreplays, base.qreplays))
+    for i, (rc, rb) in enumerate(recs):
+        if getattr(rc, "inputs", getattr(rc, "values", None)) != getattr(rb, "inputs", getattr(rb, "values", None)):
+            continue  # not the same input (a question replay drawn from other values)
+        if rc.accepted and not rb.accepted:
+            wrong = getattr(rc, "artifact", None) is not None and compare_runs(
+                rc.reference, rc.artifact, undefined) is not None
+            sev, how = ("critical", "and disagrees with eager on it") if wrong else ("high", "(eager agrees)")
+            return [_finding("weaker-guards", sev, cand, f"candidate {cand.system}'s guards accept "
+                             "an input the baseline's reject", f"replay input {i}: accepted by the "
+                             f"candidate {how}; rejected by the baseline", spec, index=i)]
+        if rb.accepted and not rc.accepted:
+            return [_finding("extra-specialization", "low", cand, f"candidate {cand.system}'s guards "
+                             "reject an input the baseline's accept", f"replay input {i}: rejected "
+                             "by the candidate, accepted by the baseline", spec, index=i)]
+    return []
+
+
+def _facts(obs: Observation) -> list[str]:
+    ren = _renaming(obs)
+    return sorted({_canon(g, ren) for g in (*obs.guards, *obs.asserts)})
+
+
+def _z3_guards(cand, base, spec) -> list[Finding]:
+    """Where the sampled inputs did not show it: a model of the candidate's guards and asserts
+    that violates the baseline's (only when the renaming pairs the same symbols)."""
+    fc, fb = _facts(cand), _facts(base)
+    if fc == fb or not fb or cand.outcome.kind != "ok" or base.outcome.kind != "ok":
+        return []
+    rc, rb = _renaming(cand), _renaming(base)
+    if sorted((rc.get(n, n), v) for n, v in cand.binding) != sorted((rb.get(n, n), v) for n, v in base.binding):
+        return []
+    try:
+        import sympy
+
+        from shapefuzz.systems.prover.smt import parse, prove
+
+        v = prove([parse(x) for x in fc], sympy.And(*[parse(x) for x in fb]))
+    except Exception:
+        return []
+    if v.status != "sat":
+        return []
+    model = ", ".join(f"{n}={x}" for n, x in v.model)
+    return [_finding("weaker-guards", "high", cand, f"candidate {cand.system}'s guards accept "
+                     "values the baseline's reject (z3)", f"z3 model (symbols by creation order): "
+                     f"{model}\ncandidate guards: {fc}\nbaseline guards: {fb}", spec, "z3")]
+
+
+def _slowdown(cand, base, spec) -> list[Finding]:
+    c, b = cand.elapsed_s, base.elapsed_s
+    if cand.outcome.kind != base.outcome.kind or c <= SLOWDOWN * b or c - b < SLOW_MIN_S:
+        return []
+    return [_finding("slowdown", "low", cand, f"candidate {cand.system} is {c / b:.1f}x slower than "
+                     "the baseline on this program", f"candidate {c:.3f} s, baseline {b:.3f} s "
+                     "(each timed in its worker)", spec)]
+
+
+def compare(program, eager, cand, base, undefined=frozenset()) -> list[Finding]:
+    """Note [A/B oracle]: the findings of one (system, config) pair."""
+    spec = _spec_line(base)
+    guards = _replay_guards(cand, base, undefined, spec) or _z3_guards(cand, base, spec)
+    return (_regressions(program, eager, cand, base, undefined, spec) + _lost(cand, base, spec)
+            + guards + _slowdown(cand, base, spec))
+
+
+def ab_findings(c: CheckInput) -> list[Finding]:
+    return [f for cand, base in _pairs(c) for f in compare(c.program, c.eager, cand, base, c.undefined)]
+
+
+def improvements(program, eager, cand: Observation, base: Observation) -> list[str]:
+    """What the candidate decides that the baseline did not, where the candidate agrees with
+    eager (listed in the report, never a finding)."""
+    if cand.outcome.kind not in ("ok", "dde") or _wrong(program, eager, cand, program.undefined_outputs()):
+        return []
+    if cand.outcome.kind == "ok" and base.outcome.kind == "dde":
+        return ["traces where the baseline raised a data-dependent error"]
+    if cand.outcome.kind != base.outcome.kind:
+        return []
+    return ["decides a question the baseline fell back on" for dc, db, _ in _aligned(cand, base)
+            if dc.how in CLAIMS and db.how == "fallback"][:1]
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "critical", "under the same program, the candidate torch must agree with eager wherever "
+    "the baseline does, decide what the baseline decides, and guard at least as much (A/B)",
+    ab_findings, rank=95, both_sides=True, repro_family="ab"))

@@ -1,0 +1,194 @@
+"""Repro scripts for A/B findings (shapefuzz/oracles/ab.py).
+
+Note [A/B repro]: an A/B finding is a difference between two torch builds, so no one-torch call
+shows it. Its repro.py (and check.py, the same script) carries the case as JSON data and the
+baseline (interpreter and environment changes, from the finding's last detail line) and runs
+the program under both sides, each in a fresh process of its own interpreter and environment:
+`python repro.py` is the candidate's interpreter and environment (the one it is run with), and
+the baseline's command is printed. Each side is `python repro.py --side NAME --out FILE`, which
+runs the finding's (system, config) (and eager, on the candidate) the way a campaign worker
+does and writes the observations to FILE. Both sides are printed, the A/B oracle compares
+them, and the script exits 1 while the finding's signature is still produced, 0 once it is not.
+A slowdown is timed: each side runs its jobs 1 + REPEAT times in its process (the first pays
+for lazy imports) and keeps the fastest, and the sides run one after the other, not at once.
+The scripts import shapefuzz from the source folder they were written from (both sides must
+import the same shapefuzz)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from shapefuzz.repro import common
+
+__all__ = ["SOURCE_ROOT", "Baseline", "check", "issue", "line_limit", "main"]
+
+#: the source folder holding the shapefuzz package (both sides import it from there)
+SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
+REPEAT = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The baseline side: an interpreter and changes to the candidate's environment (an
+    empty value unsets the variable)."""
+
+    python: str
+    env: tuple[tuple[str, str], ...] = ()
+
+    def environ(self, base) -> dict[str, str]:
+        out = dict(base)
+        for k, v in self.env:
+            if v:
+                out[k] = v
+            else:
+                out.pop(k, None)
+        return out
+
+    def to_json(self) -> dict:
+        return {"python": self.python, "env": [list(kv) for kv in self.env]}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Baseline:
+        return cls(str(obj["python"]), tuple((str(k), str(v)) for k, v in obj.get("env", ())))
+
+    def command(self, script: str) -> str:
+        import shlex
+
+        env = " ".join(f"{k}={shlex.quote(v)}" if v else f"-u {k}" for k, v in self.env)
+        return f"env {env} {shlex.quote(self.python)} {shlex.quote(script)}".replace("  ", " ")
+
+
+def line_limit(case) -> int:
+    return 60
+
+
+def issue(case, torch_version: str = "") -> str:
+    return _script(case, torch_version)
+
+
+def check(case, torch_version: str = "") -> str:
+    return _script(case, torch_version)
+
+
+def _script(case, torch_version: str) -> str:
+    lines = (common.safe(case.finding.detail.rsplit("\n", 1)[0], 600),
+             "A difference between two torch builds: this script runs the program under the "
+             "candidate (the interpreter and environment it is run with) and the baseline, prints "
+             "both and compares them (Note [A/B repro] in shapefuzz/repro/ab.py). One side alone: "
+             "--side candidate|baseline.")
+    data = json.dumps(case.to_json(), sort_keys=True)
+    return common.script(
+        common.doc(case, torch_version, lines, signature=True),
+        ["import json", "import sys"],
+        [f"sys.path.insert(0, {SOURCE_ROOT!r})\n",
+         "from shapefuzz.repro.ab import main  # noqa: E402 (shapefuzz from its source folder)\n\n",
+         f"CASE = json.loads({data!r})\n\n",
+         "if __name__ == \"__main__\":\n    sys.exit(main(CASE, sys.argv))\n"], banner=False)
+
+
+# ---- running ------------------------------------------------------------------------------------
+def _spec(detail: str) -> tuple[Baseline, int, str]:
+    from shapefuzz import BadInput
+    from shapefuzz.oracles.ab import SPEC_PREFIX
+
+    line = next((x for x in reversed(detail.splitlines()) if x.startswith(SPEC_PREFIX)), "")
+    if not line:
+        raise BadInput("this A/B case names no baseline (its finding's detail has no "
+                       f"{SPEC_PREFIX.strip()} line)")
+    obj = json.loads(line[len(SPEC_PREFIX):])  # data: parsed, never evaluated
+    return Baseline.from_json(obj), int(obj.get("seed", 0)), line
+
+
+def _jobs(case, seed: int, side: str) -> list:
+    from shapefuzz.program.kinds import kind_of
+    from shapefuzz.systems.jobs import Job
+
+    p, f, kind = case.program, case.finding, kind_of(case.program)
+    pj = p.dumps()
+    eager = [Job(pj, "eager", "default", "[]")] if kind.has_eager and side == "candidate" else []
+    return eager + [Job(pj, f.system, f.config, kind.variants_json(p, 6, seed))]
+
+
+def _run_side(case, jobs, repeat: int) -> list:
+    """Each job 1 + repeat times (repeat > 0: timing), keeping the fastest observation."""
+    import warnings
+
+    import torch.fx.experimental._config as fxx
+
+    from shapefuzz.systems.jobs import run_job
+
+    warnings.filterwarnings("ignore")
+    for key, value in case.torch_config:
+        setattr(fxx, key, value)
+    out = []
+    for job in jobs:
+        runs = [run_job(job) for _ in range(1 + repeat)]
+        out.append(min(runs[1:] or runs, key=lambda o: o.elapsed_s))
+    return out
+
+
+def _side(python: str, env: dict, script: str, name: str, timed: bool) -> list:
+    import pickle
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "obs.pickle")
+        cmd = [python, script, "--side", name, "--out", out] + (["--timed"] if timed else [])
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        if r.returncode != 0 or not os.path.exists(out):
+            sys.exit(f"the {name} side failed (exit {r.returncode}): {r.stderr.strip()[-600:]}")
+        with open(out, "rb") as fh:
+            return pickle.load(fh)  # written just now by our own child process
+
+
+def _show(name: str, o) -> None:
+    hows: dict[str, int] = {}
+    for d in o.decisions:
+        hows[d.how] = hows.get(d.how, 0) + 1
+    acc = "".join("a" if r.accepted else "r" for r in (o.replays or o.qreplays))
+    print(f"{name}: {o.system} [{o.config}] {o.outcome.short()}; decisions {hows}; "
+          f"{len(o.guards)} guards, {len(o.asserts)} asserts; replays {acc or '-'}; {o.elapsed_s:.3f} s")
+
+
+def main(case_json: dict, argv: list[str]) -> int:
+    from shapefuzz.cases.corpus import _case_from_json
+
+    case = _case_from_json(case_json, "<repro>")
+    spec, seed, line = _spec(case.finding.detail)
+    timed = case.finding.kind == "slowdown"
+    if "--side" in argv:
+        import pickle
+
+        side = argv[argv.index("--side") + 1]
+        obs = _run_side(case, _jobs(case, seed, side), REPEAT if "--timed" in argv else 0)
+        with open(argv[argv.index("--out") + 1], "wb") as fh:
+            pickle.dump(obs, fh)
+        return 0
+    return _compare(case, spec, line, argv[0], timed)
+
+
+def _compare(case, spec: Baseline, line: str, script: str, timed: bool) -> int:
+    from shapefuzz.oracles import check_all
+    from shapefuzz.oracles.ab import mark
+    from shapefuzz.program.kinds import kind_of
+
+    f = case.finding
+    print(f"finding: {f.summary}\nsignature: {common.key_of(f)}\nprogram:\n{case.program.pretty()}\n")
+    print(f"candidate: {sys.executable} {script}\nbaseline:  {spec.command(script)}\n")
+    cand = _side(sys.executable, dict(os.environ), script, "candidate", timed)
+    base = _side(spec.python, spec.environ(os.environ), script, "baseline", timed)
+    _show("candidate", cand[-1])
+    _show("baseline ", base[-1])
+    eager = cand[0] if kind_of(case.program).has_eager else None
+    obs = [*cand[1 if eager is not None else 0:], *(mark(o, line) for o in base)]
+    hits = [x for x in check_all(case.program, eager, obs) if x.key == f.key]
+    if not hits:
+        print("OK: the candidate and the baseline no longer differ this way")
+        return 0
+    print(f"BUG ({f.oracle} {f.kind}): {hits[0].detail.rsplit(chr(10), 1)[0]}")
+    return 1

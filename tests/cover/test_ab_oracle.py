@@ -1,0 +1,93 @@
+"""The A/B oracle (shapefuzz/oracles/ab.py, Note [A/B oracle]) on hand-made observation pairs:
+each class fires on a planted difference, and identical behaviour stays quiet even when the two
+builds number their symbols differently."""
+
+from __future__ import annotations
+
+from shapefuzz.campaign.ab import improvement_summary, speed_summary
+from shapefuzz.oracles import check_all
+from shapefuzz.oracles.ab import SPEC_PREFIX, improvements, mark
+from shapefuzz.program import Ref
+from shapefuzz.program.questions import QInstr, QProgram
+from shapefuzz.repro.ab import Baseline
+from shapefuzz.systems.observation import Decision, Observation, Outcome
+
+# v0 = backed(6); v1 = unbacked(3); check(v1 >= 0); ask(guard_or_false, v1 >= 2); v2 = v0 + v1
+P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", (">=", Ref(1), 0)),
+              QInstr("ask", ("guard_or_false", ">=", Ref(1), 2)), QInstr("binop", ("+", Ref(0), Ref(1)))))
+SPEC = SPEC_PREFIX + '{"python": "/usr/bin/python3", "env": [["PYTHONPATH", ""]], "seed": 0}'
+
+
+def obs(answer="True", how="static", u="u0", s="s0", kind="ok", guards=(), elapsed=0.01, expr=""):
+    """One torch-env observation of P, with the unbacked symbol called `u` (builds differ)."""
+    return Observation("torch-env", "default", Outcome(kind, expr=expr), (Decision(f"{u} >= 2", answer, how),),
+                       guards, (f"{u} >= 0",), out_exprs=(s, u, f"{s} + {u}"),
+                       binding=((s, 6), (u, 3)), out_eval=("6", "3", "9"), elapsed_s=elapsed)
+
+
+def ab(cand, base):
+    return [f for f in check_all(P, None, [cand, mark(base, SPEC)]) if f.oracle == "ab"]
+
+
+def test_identical_behaviour_is_quiet_under_other_symbol_numbers():
+    assert ab(obs(u="u0"), obs(u="u7")) == []
+    assert ab(obs("False", "fallback", u="u2"), obs("False", "fallback", u="u5")) == []
+    assert improvements(P, None, obs(u="u1"), obs(u="u4")) == []
+
+
+def test_other_oracles_never_see_the_baseline():
+    wrong = obs("False", "static")  # a wrong claim, on the baseline only
+    found = check_all(P, None, [obs(), mark(wrong, SPEC)])
+    assert found == [], found
+
+
+def test_regression_when_only_the_candidate_contradicts_the_truth():
+    (f,) = ab(obs("False", "static", u="u3"), obs("True", "static", u="u0"))
+    assert (f.kind, f.severity) == ("regression", "critical")
+    assert "truth" in f.key and f.detail.splitlines()[-1] == SPEC  # the repro reads its baseline there
+    # both wrong: a bug of both builds, the one-torch oracles report it, not A/B
+    assert ab(obs("False", "static"), obs("False", "static")) == []
+
+
+def test_lost_precision_fallback_and_dde():
+    (f,) = ab(obs("False", "fallback"), obs("True", "static"))
+    assert (f.kind, f.severity) == ("lost-precision", "medium") and "fallback" in f.key
+    (g,) = ab(obs(kind="dde", expr="u0 >= 2"), obs())
+    assert g.kind == "lost-precision" and "dde" in g.key
+
+
+def test_improvement_is_not_a_finding():
+    cand, base = obs("True", "static"), obs("False", "fallback", u="u9")
+    assert ab(cand, base) == []
+    assert improvements(P, None, cand, base) == ["decides a question the baseline fell back on"]
+    # an "improvement" that contradicts the truth is no improvement
+    assert improvements(P, None, obs("False", "static"), base) == []
+
+
+def test_weaker_guards_by_z3_and_extra_specialization():
+    weak = ab(obs(guards=()), obs(u="u4", guards=("Eq(s0, 6)",)))
+    assert [(f.kind, f.severity) for f in weak] == [("weaker-guards", "high")]
+    assert "s0=" in weak[0].detail
+    assert ab(obs(guards=("Eq(s0, 6)",)), obs(guards=("Eq(6, s0)",))) == []  # equivalent guards
+
+
+def test_slowdown_needs_a_ratio_and_an_absolute_difference():
+    (f,) = ab(obs(elapsed=1.5), obs(elapsed=0.5))
+    assert (f.kind, f.severity) == ("slowdown", "low")
+    assert ab(obs(elapsed=0.03), obs(elapsed=0.01)) == []  # 3x, but 20 ms: noise
+
+
+def test_speed_and_improvement_summaries():
+    samples = [{"hash": f"h{i}", "times": [["make_fx", "default", 0.1 * (1 + (i == 0) * 4), 0.1]],
+                "improvements": [["make_fx", "default", "x"]] if i < 2 else []} for i in range(5)]
+    s = speed_summary(samples)["make_fx"]
+    assert s["n"] == 5 and abs(s["median_ratio"] - 1.0) < 1e-9 and s["slower_2x"][0]["program"] == "h0"
+    assert sum(s["histogram"]["counts"]) == 5
+    assert improvement_summary(samples) == {"make_fx:default": {"x": 2}}
+
+
+def test_baseline_environment():
+    b = Baseline("/x/python", (("PYTHONPATH", ""), ("FOO", "1")))
+    assert b.environ({"PYTHONPATH": "/p", "HOME": "/h"}) == {"HOME": "/h", "FOO": "1"}
+    assert Baseline.from_json(b.to_json()) == b
+    assert "-u PYTHONPATH" in b.command("repro.py")
