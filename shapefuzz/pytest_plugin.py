@@ -11,6 +11,7 @@ imports neither torch nor the systems until a shapefuzz test runs."""
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--shapefuzz-system", action="append", default=[], metavar="SYSTEM",
                 help="System for --shapefuzz-budget (repeatable; default: make_fx and export).")
     g.addoption("--shapefuzz-config", action="append", default=[], metavar="CONFIG",
-                help="Named config for --shapefuzz-budget (repeatable; default: every config).")
+                help="Named config for --shapefuzz-budget (repeatable, or 'all'; default: each "
+                     "system's default configs, as `shapefuzz fuzz`).")
     g.addoption("--shapefuzz-max-examples", type=int, default=None, metavar="N",
                 help="Stop the campaign after N programs (deterministic with a fixed seed).")
     g.addoption("--shapefuzz-seed", type=int, default=0, metavar="N", help="Campaign seed (default 0).")
@@ -121,7 +123,7 @@ class FuzzItem(_Item):
                            workers=opt("shapefuzz_workers"), out=out, gen=GenSettings(), torch_config=(),
                            timeout_s=60.0, shrink_budget_s=30.0, confirm=True, quiet=True,
                            known=load_known(), strict=opt("shapefuzz_strict"))
-        if run_fuzz(opts) == 0:
+        if run_fuzz(opts, t0=time.monotonic()) == 0:  # the budget counts from this test's start
             return
         raise ShapefuzzFailure(_findings_text(out, opt("shapefuzz_strict")))
 

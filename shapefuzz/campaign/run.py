@@ -259,9 +259,10 @@ def process_start() -> float:
         with open("/proc/uptime") as fh:
             uptime = float(fh.read().split()[0])
         age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
-        return time.monotonic() - max(0.0, min(age, 60.0))
     except (OSError, ValueError, IndexError):
         return time.monotonic()
+    # a process older than that is not a fresh `shapefuzz fuzz` (a library caller): count from now
+    return time.monotonic() - age if 0.0 <= age < 30.0 else time.monotonic()
 
 
 def _known_count(camp: Campaign, opts: FuzzOptions) -> int:

@@ -1,0 +1,230 @@
+"""What a campaign delivers, per system, and where its time goes: each system's default campaign
+(the CLI's `shapefuzz fuzz --system S --workers 1 --budget B`, confirmation on) side by side in
+one run, with the raw trace time of the same programs (the floor) and the ratios.
+
+    python benchmarks/campaign_bench.py [--budget 30] [--systems make_fx,export,...] [--seed 0]
+                                        [--out FILE]
+
+Method:
+  * Each row is one real campaign (run_fuzz: workers, Hypothesis, oracles, shrinking,
+    background confirmation, reports), one worker, each system's default configs
+    (systems.targets_for), the wall budget counted from the campaign's start (the torch import
+    of this process is paid once, before the first row; each row starts its own worker).
+  * Its report.json's `time_split` (Note [time split]) gives the wall phases and the workers'
+    job time per system: trace, replay, z3, ipc.
+  * The programs a row counted are recorded (the engine's jobs_for is wrapped here, nothing in
+    the library changes) and traced again in a fresh spawned interpreter with nothing but the
+    system's own trace per default config: the floor. make_fx / export: the system's `_trace`
+    (symbolic inputs, the trace, its guards); torch-env: the ShapeEnv run of the questions; ref:
+    its question run / tensor rules; compile: torch.compile's calls with the eager backend.
+  * `ratio` = campaign wall time / floor time: what the fuzzer costs over torch's own work on
+    the same programs (shrinking and confirmation included, so a row with findings pays more).
+The machine's load average is printed: on the shared 2-core machine, rows move by tens of
+percent between runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+#: DESIGN.md / issue 16 goals, programs/s of wall time with one worker
+GOALS = {"torch-env": 50, "ref": 100, "make_fx": 8, "make_fx+export": 5, "compile": 1, "export": None}
+ROWS = ("torch-env", "ref", "make_fx", "export", "make_fx+export", "compile")
+
+
+# ---- the campaign (this process) ---------------------------------------------------------------
+def run_row(row: str, budget: float, seed: int, out: Path) -> tuple[dict, list[str]]:
+    import shapefuzz.campaign.engine as engine
+    from shapefuzz.campaign.run import FuzzOptions, run_fuzz
+    from shapefuzz.campaign.stats import program_hash
+    from shapefuzz.cases.known import load_known
+    from shapefuzz.strategies.settings import GenSettings
+    from shapefuzz.systems import targets_for
+
+    seen: dict[str, str] = {}
+    original = engine.jobs_for
+
+    def recording(program, *a, **kw):
+        seen[program_hash(program)] = program.dumps()
+        return original(program, *a, **kw)
+
+    targets = targets_for(tuple(row.split("+")))
+    opts = FuzzOptions(targets=targets, budget_s=budget, max_examples=None, seed=seed, workers=1,
+                       out=out, gen=GenSettings(), torch_config=(), timeout_s=60.0,
+                       shrink_budget_s=30.0, confirm=True, quiet=True, known=load_known())
+    engine.jobs_for = recording
+    try:
+        t = time.monotonic()
+        run_fuzz(opts, t0=t)
+        wall = time.monotonic() - t
+    finally:
+        engine.jobs_for = original
+    report = json.loads((out / "report.json").read_text())
+    report["bench_wall_s"] = wall
+    hashes = [h.strip() for h in (out / "programs.txt").read_text().split()]
+    return report, [seen[h] for h in hashes if h in seen]
+
+
+# ---- the floor (a fresh interpreter per row) -----------------------------------------------------
+def _floor_one(system: str, config: str, program) -> None:
+    from shapefuzz.systems.torch_toggles import applied, fresh_fake_caches
+
+    if system == "make_fx":
+        from shapefuzz.systems.make_fx import MakeFxSystem
+
+        fresh_fake_caches()
+        with applied(config, force_env=True) as cfg:
+            MakeFxSystem()._trace(program, lambda *a, **k: None, cfg.toggles)
+    elif system == "export":
+        from shapefuzz.systems.export import DECOMPOSED, EXPORT_CONFIGS, ExportSystem
+
+        strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
+        fresh_fake_caches()
+        with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True) as cfg:
+            ExportSystem()._trace(program, lambda *a, **k: None, strict, kind, cfg.toggles,
+                                  config in DECOMPOSED)
+    elif system == "torch-env":
+        import torch.fx.experimental._config as fxx
+        from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+        from shapefuzz.systems.torch_env import _Run
+
+        with applied(config) as cfg:
+            _Run(ShapeEnv(**cfg.env_kwargs), bool(fxx.backed_size_oblivious)).execute(program)
+    elif system == "ref":
+        _floor_ref(config, program)
+    elif system == "compile":
+        _floor_compile(config, program)
+
+
+def _floor_ref(config: str, program) -> None:
+    from shapefuzz.program.questions import QProgram
+    from shapefuzz.systems.ref.execute import run
+    from shapefuzz.systems.ref.settings import settings_for
+
+    if isinstance(program, QProgram):
+        run(program, settings_for(config))
+    else:
+        from shapefuzz.systems.ref.tensors import observe_tensors
+
+        observe_tensors("ref", config, program, settings_for(config))
+
+
+def _floor_compile(config: str, program) -> None:
+    import torch
+    import torch._dynamo
+
+    from shapefuzz.program import interp
+    from shapefuzz.systems.compile import _mark, call_sequence, program_function
+    from shapefuzz.systems.compile_settings import settings_of
+    from shapefuzz.systems.torch_toggles import applied, fresh_fake_caches
+
+    s = settings_of(config)
+    fn = program_function(program)
+    fresh_fake_caches()
+    torch._dynamo.reset()
+    with applied(s.toggles, force_env=True), torch._dynamo.config.patch(**dict(s.dynamo)):
+        cf = torch.compile(fn, backend="eager", fullgraph=s.fullgraph, dynamic=s.dynamic)
+        for specs in call_sequence(program):
+            real = interp.make_inputs(specs)
+            _mark(real, specs, s.marks)
+            cf(*real)
+    torch._dynamo.reset()
+
+
+def floor(targets: list, programs: list[str]) -> dict:
+    """Seconds of the systems' own traces over `programs` x `targets` (errors are torch's
+    answers too: timed like the rest)."""
+    from shapefuzz.program.kinds import load_program
+    from shapefuzz.systems import accepts
+
+    warnings.filterwarnings("ignore")
+    loaded = [load_program(json.loads(p)) for p in programs]
+    per: dict[str, float] = {}
+    for system, config in targets:
+        for p in loaded:
+            if not accepts(system, p.kind):
+                continue
+            t = time.perf_counter()
+            try:
+                _floor_one(system, config, p)
+            except Exception:  # a program torch rejects still cost its trace
+                pass
+            per[system] = per.get(system, 0.0) + time.perf_counter() - t
+    return per
+
+
+# ---- the table -----------------------------------------------------------------------------------
+def _pct(part: float, whole: float) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "-"
+
+
+def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> str:
+    lines = [f"campaign_bench: --budget {budget:g}, one worker, default configs; torch "
+             f"{results[0][1]['torch_version'] if results else '?'}, {platform.machine()}, "
+             f"{os.cpu_count()} cores, load average {load}", "",
+             "| campaign | programs | wall s | programs/s | goal | valid | floor s | floor programs/s "
+             "| wall / floor | generate | wait | oracles | shrink | confirm | startup | worker trace "
+             "| replay | z3 | ipc |", "|" + "---|" * 19]
+    for row, r, fl in results:
+        ts, progs = r["time_split"], r["programs"]
+        ph, wall = ts["phases_s"], r["bench_wall_s"]
+        busy = {k: sum(s.get(f"{k}_s", 0.0) for s in ts["systems"].values())
+                for k in ("trace", "replay", "z3", "ipc")}
+        total = sum(busy.values())
+        fsum = sum(fl.values())
+        goal = GOALS.get(row)
+        lines.append(
+            f"| {row} | {progs} | {wall:.1f} | {progs / wall:.1f} | {goal if goal else '-'} | "
+            f"{_pct(r['valid_programs'], progs)} | {fsum:.1f} | {progs / fsum if fsum else 0:.1f} | "
+            f"{wall / fsum if fsum else 0:.1f}x | "
+            + " | ".join(_pct(ph.get(k, 0.0), wall) for k in ("generate", "wait", "oracles", "shrink",
+                                                             "confirm", "startup"))
+            + " | " + " | ".join(_pct(busy[k], total) for k in ("trace", "replay", "z3", "ipc")) + " |")
+    lines += ["", "wall phases: share of the row's wall time (Note [time split]); worker columns: "
+              "share of the worker's busy time. floor: the systems' own traces of the same programs, "
+              "nothing else (benchmarks/campaign_bench.py docstring)."]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--budget", type=float, default=30.0)
+    ap.add_argument("--systems", default=",".join(ROWS), help="comma-separated rows (a+b: both)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=None, help="append the table to this markdown file")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    import torch  # noqa: F401  (paid once, before the first row's clock)
+
+    from shapefuzz.systems import targets_for
+
+    results, ctx = [], get_context("spawn")
+    load0 = os.getloadavg()
+    for row in args.systems.split(","):
+        out = Path(tempfile.mkdtemp(prefix=f"campaign-bench-{row}-"))
+        report, programs = run_row(row, args.budget, args.seed, out)
+        with ProcessPoolExecutor(1, mp_context=ctx) as ex:
+            fl = ex.submit(floor, list(targets_for(tuple(row.split("+")))), programs).result()
+        results.append((row, report, fl))
+        print(f"{row}: {report['programs']} programs in {report['bench_wall_s']:.1f} s; floor "
+              f"{sum(fl.values()):.1f} s; {out}", flush=True)
+    load1 = os.getloadavg()
+    text = table(results, args.budget, f"{load0[0]:.1f} before, {load1[0]:.1f} after")
+    print(text)
+    if args.out:
+        with open(args.out, "a") as fh:
+            fh.write(text + "\n\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
