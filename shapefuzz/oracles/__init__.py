@@ -5,12 +5,14 @@ registers every built-in oracle."""
 from shapefuzz.oracles import (  # noqa: F401  (each module registers its oracle)
     ab,
     agreement,
+    contract,
     differential,
     frontends,
     metamorphic,
     recompile,
     replay,
     soundness,
+    specialization,
     truth,
 )
 from shapefuzz.oracles.agreement import eager_agreement

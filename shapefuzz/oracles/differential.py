@@ -20,6 +20,7 @@ from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import Observation
+from shapefuzz.oracles.observable import observable_mismatch
 
 __all__ = ["BASELINES", "KNOWN_DIFFERENCES", "TORCH_SIDES", "config_differential", "config_kind",
            "config_mismatch", "system_differential", "system_mismatch"]
@@ -69,6 +70,8 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
         return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
     for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
         if split is not None and k >= split:
+    if diverging:  # a tensor program: what it can observe, not ShapeEnv's internal decisions
+        return observable_mismatch(base, obs, aggressive) if base.outcome.kind == "ok" else None
             break
         if (a.answer, a.how) == (b.answer, b.how):
             continue

@@ -98,7 +98,7 @@ def issue(case, torch_version: str = "", calls=None) -> str:
     elif s.marks:
         dims = [(i, d) for i, spec in enumerate(p.inputs) for d, k in enumerate(spec.dims) if k != "static"]
         parts += [f"dims = {dims!r}  # (input, dim): the non-static dims\n",
-                  common.block(calls_issue, f"mark_{s.marks}")]
+                  common.block(calls_issue, f"mark_{s.marks.replace('-', '_')}")]
     options = [f"backend={'backend' if _kind(case) != 'compare' else repr(s.backend)}"]
     options += ["fullgraph=True"] if s.fullgraph else []
     options += [f"dynamic={s.dynamic!r}"] if s.dynamic is not None else []

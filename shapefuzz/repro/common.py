@@ -79,7 +79,7 @@ class Settings:
 
 
 _EXPORT = {"strict": (True, "dynamic"), "dim-auto": (False, "auto"), "named-dims": (False, "named"),
-           "strict+named-dims": (True, "named")}
+           "strict+named-dims": (True, "named"), "named-dims+decomposed": (False, "named")}
 
 
 def settings_of(system: str, config: str) -> Settings:

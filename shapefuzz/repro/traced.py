@@ -79,8 +79,11 @@ def issue(case, torch_version: str = "") -> str:
         exits = _DDE_EXITS if proof else common.EXITS
         return common.script(common.doc(case, torch_version, lines, exits=exits), _imports(), parts)
     parts.append(common.block(traced_issue, "trace", _trace_call(case, plan, s)))
-    parts.append("args = new_inputs  # a new input, its guards accept it\n" if plan.replay else
-                 "args = inputs  # checked on the inputs it was traced with\n")
+    if f.oracle == "specialization":  # the exported program itself shows it
+        parts += [f"declared = {_declared(case.program)!r}  # the dims declared dynamic, per input\n",
+                  common.block(traced_issue, "specialized")]
+        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+    parts.append(_args_line(case, plan))
     parts += _acceptance(case, plan)
     if plan.check == "symbolic":
         if f.system == "export":
@@ -98,6 +101,20 @@ def issue(case, torch_version: str = "") -> str:
                   common.block(traced_issue, "shapes_only")]
     parts.append(common.block(traced_issue, "assert_same"))
     return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+
+
+def _declared(program) -> list[list[int]]:
+    """The dims export declares dynamic (_dims_spec's rule: non-static, size >= 2)."""
+    return [[d for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2]
+            for spec in program.inputs]
+
+
+def _args_line(case, plan: _Plan) -> str:
+    if case.finding.oracle == "contract":
+        return "args = new_inputs  # outside its contract: ep.module() must reject them or be right\n"
+    if plan.replay:
+        return "args = new_inputs  # a new input, its guards accept it\n"
+    return "args = inputs  # checked on the inputs it was traced with\n"
 
 
 def _acceptance(case, plan: _Plan) -> list[str]:
@@ -168,7 +185,8 @@ def _trace_call(case, plan: _Plan, s: common.Settings, bind: bool = True) -> str
         args.append(f"dynamic_shapes=({', '.join(specs)}{',' if len(specs) == 1 else ''})")
     if s.strict:
         args.append("strict=True")
-    call = f"export({', '.join(args)})"
+    decompose = ".run_decompositions()" if case.finding.config.endswith("decomposed") else ""
+    call = f"export({', '.join(args)}){decompose}"
     return f"ep = {call}\ngm = ep.module()" if bind else call
 
 
@@ -201,11 +219,14 @@ def check(case, torch_version: str = "") -> str:
     """Today's full harness: both traces written out, the trace's own acceptance of the input
     (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
     f, p = case.finding, case.program
+    if f.oracle == "specialization":  # the issue form is the whole check
+        return issue(case, torch_version)
     forced = frozenset(case.fallback_branches)
     s = common.settings_of(f.system, f.config)
     check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs
     undefined = sorted(p.undefined_outputs())
-    kind = f.kind if f.kind in ("trace-error", "symbolic-shape") else "compare"
+    kind = f.kind if f.kind in ("trace-error", "symbolic-shape") else (
+        "contract" if f.oracle == "contract" else "compare")
     imports, code = common.harness(traced_check)
     ref = (["\n# the reference: eager, with the branches the trace sent to their fallback arm\n",
             function_source(p, "f_ref", forced)] if forced else
@@ -218,6 +239,7 @@ def check(case, torch_version: str = "") -> str:
             f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n",
             f"ENV_KWARGS = {s.env_kwargs!r}\n", f"FX_CONFIG = {common.fx_switches(case, s.fx)!r}\n",
             f"STRICT = {s.strict!r}\n", f"DIM_KIND = {s.dim_kind!r}\n",
+            f"DECOMPOSE = {f.config.endswith('decomposed')!r}\n",
             f"SMALL_STATIC = {s.small_static!r}\n", "\n\n", code]
     imports += common.imports_of(traced_issue)  # what the program's source may name
     return common.script(common.doc(case, torch_version, signature=True), imports, data, banner=False)

@@ -51,7 +51,8 @@ CONFIGS["torch-env"] = ("default", "agfs=1", "agfs=2", "stack-traces-off",
                         "backed-size-oblivious", "prefer-deferred")
 CONFIGS["ref"] = _ref_config_names()
 CONFIGS["make_fx"] = ("default",) + TOGGLE_CONFIGS
-CONFIGS["export"] = ("default", "strict", "dim-auto", "named-dims", "strict+named-dims") + TOGGLE_CONFIGS
+CONFIGS["export"] = ("default", "strict", "dim-auto", "named-dims", "strict+named-dims", "decomposed",
+                     "named-dims+decomposed") + TOGGLE_CONFIGS
 CONFIGS["compile"] = compile_config_names()
 #: configs run only when named (--config inductor); slower than the rest
 OPT_IN = {"compile": tuple(OPT_IN_CONFIGS)}

@@ -24,7 +24,7 @@ __all__ = [
 #: which dims get marked before each call: none; the program's own kinds (static ->
 #: mark_static, dynamic -> mark_dynamic, unbacked -> mark_unbacked); or every non-static dim
 #: with one kind of mark
-MARKS = ("", "program", "dynamic", "static", "unbacked")
+MARKS = ("", "program", "dynamic", "static", "unbacked", "unbacked-strict")
 
 #: torch_toggles config names (kept in sync by tests/cover/test_compile_system.py)
 TOGGLE_CONFIGS = ("agfs=1", "agfs=2", "stack-traces-off", "slow:expr-cache", "slow:smart-sort",
@@ -68,6 +68,8 @@ COMPILE_CONFIGS: dict[str, CompileSettings] = {
     "mark-dynamic": CompileSettings(marks="dynamic"),
     "mark-static": CompileSettings(marks="static"),
     "mark-unbacked": CompileSettings(marks="unbacked"),
+    # mark_unbacked(strict=True): a specialization must raise (oracles/specialization.py)
+    "mark-unbacked-strict": CompileSettings(marks="unbacked-strict"),
     "graph-breaks": CompileSettings(fullgraph=False),
     "capture-scalar-outputs": CompileSettings(fullgraph=False, dynamo=(("capture_scalar_outputs", True),)),
     "capture-dynamic-output-shape-ops": CompileSettings(
@@ -78,13 +80,14 @@ COMPILE_CONFIGS: dict[str, CompileSettings] = {
     "recompile-limit=2": CompileSettings(dynamic=False, fullgraph=False, dynamo=(("recompile_limit", 2),)),
     **{name: CompileSettings(toggles=name, dynamo=_PREFER if name == "prefer-deferred" else ())
        for name in TOGGLE_CONFIGS},
-}
-
-#: slower configs a campaign runs only when asked by name (--config inductor)
-OPT_IN_CONFIGS: dict[str, CompileSettings] = {
+    # slower (C++ codegen per graph): in --config all and the nightly campaign, never in a
+    # default campaign (systems.DEFAULT_CONFIGS)
     "inductor": CompileSettings(backend="inductor"),
     "inductor+dynamic=True": CompileSettings(dynamic=True, backend="inductor"),
 }
+
+#: configs a campaign runs only when asked by name (none today: inductor is in --config all)
+OPT_IN_CONFIGS: dict[str, CompileSettings] = {}
 
 
 def compile_config_names() -> tuple[str, ...]:

@@ -6,7 +6,19 @@ applies to the default export.
 
 torch 2.13's export has no way to declare an *input* dim unbacked (mark_unbacked is ignored
 next to dynamic_shapes), so unbacked input dims are exported as Dim.DYNAMIC; unbacked symbols
-still come from item(), nonzero() and masked_select inside the program."""
+still come from item(), nonzero() and masked_select inside the program.
+
+"decomposed" and "named-dims+decomposed" also run `ep.run_decompositions()` and replay the
+decomposed program (its own range constraints and asserts) instead of the exported one.
+
+Note [export contract]: an input outside the exported program's contract (its range
+constraints, its guards, the >= 2 that 0/1 specialization assumed for a dynamic dim, judged by
+graph_facts.contract_violation, the facts the compile system judges reused graphs by) is still
+run through ep.module(): a clean rejection (a guard or assert failure) is correct, anything it
+returns is recorded (ReplayRecord.outside) for the contract oracle (oracles/contract.py). A
+dim declared Dim.DYNAMIC or with a named Dim that the trace made constant without a constraint
+violation is recorded in Observation.specialized (oracles/specialization.py); Dim.AUTO may
+specialize by design (TORCH_NOTES 1), so dim-auto records none."""
 
 from __future__ import annotations
 
@@ -16,6 +28,7 @@ import torch
 from torch.export import Dim, export
 
 from shapefuzz.program import interp
+from shapefuzz.systems.graph_facts import bind_tensors, constant_dims, contract_violation
 from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
 from shapefuzz.systems.torch_toggles import (
     TorchToggles,
@@ -30,7 +43,10 @@ __all__ = ["EXPORT_CONFIGS", "ExportSystem", "export_config_names"]
 #: config -> (strict, dim kind); torch_toggles configs use the default export
 EXPORT_CONFIGS = {"default": (False, "dynamic"), "strict": (True, "dynamic"),
                   "dim-auto": (False, "auto"), "named-dims": (False, "named"),
-                  "strict+named-dims": (True, "named")}
+                  "strict+named-dims": (True, "named"), "decomposed": (False, "dynamic"),
+                  "named-dims+decomposed": (False, "named")}
+#: configs that replay ep.run_decompositions() instead of the exported program
+DECOMPOSED = frozenset({"decomposed", "named-dims+decomposed"})
 
 
 def export_config_names() -> tuple[str, ...]:
@@ -72,14 +88,15 @@ class ExportSystem:
     def observe(self, program, config: str, variants):
         strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
         fresh_fake_caches()
+        decompose = config in DECOMPOSED
         with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True) as cfg:
             obs = observe_trace(self.name, config, program, variants,
-                                lambda hook: self._trace(program, hook, strict, kind, cfg.toggles))
+                                lambda hook: self._trace(program, hook, strict, kind, cfg.toggles, decompose))
         obs = replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
         return _with_branch_references(program, obs) if strict else obs
 
     def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic",
-               toggles: TorchToggles | None = None) -> Trace:
+               toggles: TorchToggles | None = None, decompose: bool = False) -> Trace:
         toggles = toggles or TorchToggles()
         real = interp.make_inputs(program.inputs)
         # A size-0/1 example is 0/1-specialized by export: declaring it Dim.DYNAMIC is a user
@@ -94,6 +111,8 @@ class ExportSystem:
         # a failure is classified by observe_trace (common.classify sees through Dynamo's
         # UserError around a DDE)
         ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict)
+        if decompose:
+            ep = ep.run_decompositions()
         phs = [n for n in ep.graph.nodes if n.op == "placeholder"]
         fakes = [n.meta["val"] for n in phs]
         se = fakes[0].fake_mode.shape_env if fakes and hasattr(fakes[0], "fake_mode") else None
@@ -102,12 +121,42 @@ class ExportSystem:
         mod = ep.module()
         # ep.module() checks guards and runs the graph's asserts itself (TORCH_NOTES 6), but not
         # the lower bound 2 that tracing assumed for a dynamic dim (0/1 specialization): such an
-        # input is outside the program's range constraints, and so outside its contract.
+        # input is outside the program's contract, run anyway (Note [export contract]).
         def accepts(r):
-            outside = small_sizes_outside_contract(toggles, fakes, r, [s.shape for s in program.inputs])
-            return (False, outside) if outside else within_ranges(ep, fakes, r)
+            return outside_contract(ep, se, toggles, fakes, r, program)
 
-        return Trace(se, mod, fakes, out_vals, accepts, lambda r: mod(*r))
+        declared = specs_dims(specs) if kind != "auto" else []
+        return Trace(se, mod, fakes, out_vals, accepts, lambda r: mod(*r), runs_outside=True,
+                     specialized=specialized(fakes, declared, kind))
+
+
+def specs_dims(specs) -> list[list[int]]:
+    """The dims each input's dynamic_shapes entry declares."""
+    return [sorted(s) if s else [] for s in specs]
+
+
+def specialized(fakes, declared: list[list[int]], kind: str) -> tuple[str, ...]:
+    """Declared dims the trace made constant (it raised no constraint violation, or there
+    would be no trace): Note [export contract]."""
+    how = {"dynamic": "Dim.DYNAMIC", "named": "a named Dim"}.get(kind, kind)
+    return tuple(f"input {i} dim {d} (declared {how}) was specialized to {n}"
+                 for i, (f, dims) in enumerate(zip(fakes, declared)) if hasattr(f, "dim")
+                 for d, n in constant_dims(f, dims))
+
+
+def outside_contract(ep, se, toggles, fakes, real, program) -> tuple[bool, str]:
+    """(inside, "class: why"): the input against the exported program's own contract."""
+    small = small_sizes_outside_contract(toggles, fakes, real, [s.shape for s in program.inputs])
+    if small:
+        return False, f"size-oblivious: {small}"
+    binding, why = bind_tensors(fakes, real)
+    if why:
+        return False, f"shape: {why}"
+    cls, why = contract_violation(se, binding, ranges=True) if se is not None else ("", "")
+    if cls:
+        return False, f"{cls}: {why}"
+    ok, why = within_ranges(ep, fakes, real)
+    return (True, "") if ok else (False, f"range: {why}")
 
 
 def _with_branch_references(program, obs):
@@ -121,7 +170,7 @@ def _with_branch_references(program, obs):
     if obs.outcome.kind != "ok" or obs.artifact is None:
         return obs
     und = program.undefined_outputs()
-    replays = tuple(r if r.artifact is None or not r.accepted else
+    replays = tuple(r if r.artifact is None or not (r.accepted or r.outside) else
                     replace(r, reference=reference_for(program, r.inputs, r.artifact, und))
                     for r in obs.replays)
     return replace(obs, reference=reference_for(program, program.inputs, obs.artifact, und),

@@ -16,7 +16,8 @@ import torch
 import torch._dynamo
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
-__all__ = ["Graph", "GraphLog", "asserts_reject", "bind_inputs", "facts_reject"]
+__all__ = ["Graph", "GraphLog", "asserts_reject", "bind_inputs", "bind_tensors", "constant_dims",
+           "contract_violation", "facts_reject"]
 
 
 @dataclass
@@ -113,20 +114,61 @@ def facts_reject(g: Graph, real: list[torch.Tensor], strides: bool = False) -> s
     if g.se is None:
         return ""
     binding, why = bind_inputs(g, real, strides)
-    if why:
-        return why
-    se = g.se
+    return why or contract_violation(g.se, binding)[1]
+
+
+def contract_violation(se, binding: dict, ranges: bool = False) -> tuple[str, str]:
+    """(class, why) when the facts of a trace's ShapeEnv reject this binding of its input
+    symbols, ("", "") when they accept: a recorded guard false (`guard`); a 0/1 value for a
+    backed symbol assumed >= 2 (`zero-one`); with `ranges`, a value outside the symbol's range
+    (`range`: an exported program's range_constraints). The compile system (graphs reused by
+    Dynamo's guards) and the export system (inputs outside an exported program's contract)
+    both ask this, so both judge an input by the same facts."""
     for guard in se.guards:
         e = guard.expr
         if e.free_symbols and e.free_symbols <= set(binding):
             val = _eval(e, binding)
             if val is False:
-                return f"guard {e} is false for {_show(binding, e.free_symbols)}"
+                return "guard", f"guard {e} is false for {_show(binding, e.free_symbols)}"
     for sym, n in binding.items():
         vr = se.var_to_range.get(sym)
         if symbol_is_type(sym, SymT.SIZE) and vr is not None and vr.lower >= 2 and n in (0, 1):
-            return f"{sym} = {n}, but the graph assumed {sym} >= 2 (0/1 specialization)"
-    return ""
+            return "zero-one", f"{sym} = {n}, but the graph assumed {sym} >= 2 (0/1 specialization)"
+    if ranges:
+        for sym, n in binding.items():
+            vr = se.var_to_range.get(sym)
+            if vr is not None and not (vr.lower <= n <= vr.upper):
+                return "range", f"{sym} = {n} is outside its range [{vr.lower}, {vr.upper}]"
+    return "", ""
+
+
+def bind_tensors(fakes: list[Any], real: list[torch.Tensor]) -> tuple[dict, str]:
+    """The binding of a trace's input symbols to these inputs (fakes in input order), or why
+    they cannot be bound (rank, a static size, dims that shared a symbol)."""
+    binding: dict[sympy.Symbol, int] = {}
+    for i, (f, t) in enumerate(zip(fakes, real)):
+        why = _bind(f, t, binding, f"input {i}")
+        if why:
+            return binding, why
+    return binding, ""
+
+
+def constant_dims(fake: Any, dims) -> list[tuple[int, int]]:
+    """(dim, value) of the `dims` of a traced input that the trace made constant: a plain int,
+    or a symbol that a replacement (or a single-valued range) pinned to one value."""
+    out = []
+    for d in dims:
+        if d >= fake.dim():
+            continue
+        s = fake.shape[d]
+        e = s.node.expr if isinstance(s, torch.SymInt) else sympy.Integer(int(s))
+        if isinstance(e, sympy.Integer):
+            out.append((d, int(e)))
+        elif isinstance(e, sympy.Symbol) and isinstance(s, torch.SymInt):
+            vr = s.node.shape_env.var_to_range.get(e)
+            if vr is not None and vr.lower == vr.upper:
+                out.append((d, int(vr.lower)))
+    return out
 
 
 def asserts_reject(g: Graph, binding: dict) -> str:
@@ -207,8 +249,9 @@ def _within_ranges(g: Graph, binding: dict) -> bool:
 
 
 def _mark(real: list[torch.Tensor], specs: tuple[Any, ...], marks: str) -> tuple[tuple[int, int], ...]:
-    """Apply the config's marks to fresh input tensors; returns the dims marked dynamic. Dims of
-    size 0 or 1 are left alone: marking them dynamic is a user error by design."""
+    """Apply the config's marks to fresh input tensors; returns the dims whose specialization
+    must raise (mark_dynamic; mark_unbacked with strict=True). Dims of size 0 or 1 are not
+    marked dynamic: that is a user error by design."""
     dyn = []
     for i, (t, s) in enumerate(zip(real, specs)):
         for d, kind in enumerate(s.dims):
@@ -221,18 +264,17 @@ def _mark(real: list[torch.Tensor], specs: tuple[Any, ...], marks: str) -> tuple
                 dyn.append((i, d))
             elif want == "unbacked":
                 torch._dynamo.decorators.mark_unbacked(t, d)
+            elif want == "unbacked-strict":  # strict: specializing it must raise
+                torch._dynamo.decorators.mark_unbacked(t, d, strict=True)
+                dyn.append((i, d))
     return tuple(dyn)
 
 
 def _silent_specialization(graphs: list[Graph], marked: tuple[tuple[int, int], ...]) -> str:
     for g in graphs:
         for i, _, f in g.input_tensors():
-            for j, d in marked:
-                if j == i and d < f.dim():
-                    s = f.shape[d]
-                    e = s.node.expr if isinstance(s, torch.SymInt) else sympy.Integer(int(s))
-                    if isinstance(e, sympy.Integer):
-                        return f"input {i} dim {d} was marked dynamic; graph {g.gid} specialized it to {e}"
+            for d, n in constant_dims(f, [d for j, d in marked if j == i]):
+                return f"input {i} dim {d} was marked dynamic; graph {g.gid} specialized it to {n}"
     return ""
 
 

@@ -111,6 +111,10 @@ class ReplayRecord:
     accepted: bool  # the artifact's guards accept these inputs
     reference: RunResult
     artifact: RunResult | None  # None when the guards rejected the input
+    #: why the artifact's own contract (range constraints, guards, 0/1 assumption) excludes
+    #: this input ("" inside it); then `accepted` is False and `artifact` is what the artifact
+    #: did when run anyway (the contract oracle, shapefuzz/oracles/contract.py)
+    outside: str = ""
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
@@ -178,6 +182,9 @@ class Observation:
     diverges: tuple[str, ...] = ()
     echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
+    #: declared-dynamic input dims the trace made constant without a constraint violation
+    #: ("input i dim d (how declared): what it became"; shapefuzz/oracles/specialization.py)
+    specialized: tuple[str, ...] = ()
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()

@@ -79,6 +79,10 @@ class Trace:
     out_vals: list[Any]  # fake outputs (meta vals)
     accepts: Callable[[list[torch.Tensor]], tuple[bool, str]]  # guards (and asserts) on inputs
     call: Callable[[list[torch.Tensor]], Any]  # the artifact as a user would call it
+    #: the artifact checks its own contract (ep.module()): run it on inputs outside it too and
+    #: record what it did (Note [export contract] in systems/export.py)
+    runs_outside: bool = False
+    specialized: tuple[str, ...] = ()  # declared-dynamic dims the trace made constant
 
 
 def branch_recorder(program: Program):
@@ -138,7 +142,8 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         fallback_branches=tuple(sorted(forced)),
         diverges=first_divergence(program, envs[-1] if envs else None, binding, forced),
         reference=reference_run(program, program.inputs, forced),
-        artifact=artifact, replays=replays, axioms=axioms, smt=smt, elapsed_s=time.perf_counter() - t0)
+        artifact=artifact, replays=replays, axioms=axioms, smt=smt, specialized=tr.specialized,
+        elapsed_s=time.perf_counter() - t0)
 
 
 def first_divergence(program: Program, traced_env: list | None, binding: dict, forced) -> tuple[str, ...]:
@@ -180,16 +185,17 @@ def _replay(tr: Trace, program: Program, forced, specs: tuple[InputSpec, ...]) -
     ref = reference_run(program, specs, forced)
     real = interp.make_inputs(specs)
     accepted, why = tr.accepts(real)
-    if not accepted:
+    if not accepted and not tr.runs_outside:
         return ReplayRecord(specs, False, ref, RunResult(False, why))
+    outside = "" if accepted else why
     try:
         outs = _flat(tr.call(real))
     except Exception as e:
         msg = f"{type(e).__name__}: {first_line(e)}"
         if _is_rejection(e):  # a runtime assert or guard fired: the input is outside the trace
-            return ReplayRecord(specs, False, ref, RunResult(False, msg))
-        return ReplayRecord(specs, True, ref, RunResult(False, msg, (), torch_frame(e)))
-    return ReplayRecord(specs, True, ref, RunResult(True, "", tuple(capture(v) for v in outs)))
+            return ReplayRecord(specs, False, ref, RunResult(False, msg), outside)
+        return ReplayRecord(specs, accepted, ref, RunResult(False, msg, (), torch_frame(e)), outside)
+    return ReplayRecord(specs, accepted, ref, RunResult(True, "", tuple(capture(v) for v in outs)), outside)
 
 
 def _is_rejection(e: Exception) -> bool:

@@ -30,6 +30,7 @@ ENV_KWARGS: dict[str, Any]
 FX_CONFIG: dict[str, Any]
 DYNAMO_CONFIG: dict[str, Any]
 STRICT: bool
+DECOMPOSE: bool
 DIM_KIND: str
 SMALL_STATIC: bool
 BACKEND: str

@@ -71,6 +71,13 @@ def mark_unbacked(calls, dims):
             torch._dynamo.decorators.mark_unbacked(args[i], d)
 
 
+def mark_unbacked_strict(calls, dims):
+    """mark-unbacked-strict: mark_unbacked(strict=True) on the non-static dims, every call."""
+    for args in calls:
+        for i, d in dims:
+            torch._dynamo.decorators.mark_unbacked(args[i], d, strict=True)
+
+
 def mark(args, marks):
     """The config's marks on a call's inputs, per dim (size 0/1 dims are not marked dynamic)."""
     for t, kinds in zip(args, marks):

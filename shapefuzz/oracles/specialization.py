@@ -1,0 +1,41 @@
+"""Silent specialization [medium]: a dim the user declared dynamic in a way whose contract
+says "raise if you specialize it" must not come out of a successful trace as a constant.
+
+Which declarations promise that, per torch 2.13 (TORCH_NOTES 1 and the mark_unbacked docstring):
+- torch.export `Dim.DYNAMIC` and a named `Dim`: a specialization raises a constraint violation
+  ("Constraints violated ... specialized it to be a constant"); `Dim.AUTO` may specialize
+  silently by design, so the export system records nothing for dim-auto;
+- torch.compile `mark_dynamic` (the recompile oracle's `silent-specialization`) and
+  `mark_unbacked(strict=True)` (config mark-unbacked-strict, read by the same recompile check
+  over the same graph facts, systems/graph_facts.constant_dims); plain `mark_unbacked` allows
+  specialization by its documented default (strict=False).
+
+The systems read which declared dims became constant from the trace's own fake inputs (a plain
+int, a symbol replaced by a number or pinned to a one-value range: graph_facts.constant_dims)
+and record them in Observation.specialized; this oracle reports them."""
+
+from __future__ import annotations
+
+from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.systems.observation import Observation
+
+__all__ = ["ORACLE", "silent_specialization"]
+
+ORACLE = "specialization"
+
+
+def silent_specialization(obs: Observation) -> list[Finding]:
+    if obs.outcome.kind != "ok" or not obs.specialized:
+        return []
+    return [Finding(ORACLE, "medium", obs.system, obs.config, "silent-specialization",
+                    f"{obs.system} ({obs.config}): a dim declared dynamic was specialized to a "
+                    "constant without a constraint violation",
+                    "\n".join(obs.specialized), signature(ORACLE, "silent-specialization", obs))]
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "medium", "a dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic, or the "
+    "trace must raise a constraint violation", lambda c: silent_specialization(c.obs),
+    kinds=("tensors",), per_observation=True, rank=35))

@@ -1,0 +1,142 @@
+"""The contract oracle (an exported program run outside its own contract must reject the input
+or be right) and the silent-specialization oracle (a dim declared Dim.DYNAMIC must stay
+symbolic, or export must raise), each on a planted torch behaviour and on clean runs."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+
+import torch
+import torch.export._unlift as unlift
+from _helpers import I, R, inp, prog
+
+from shapefuzz.oracles import check_all
+from shapefuzz.program import Instr
+from shapefuzz.oracles.contract import clause, contract
+from shapefuzz.oracles.specialization import silent_specialization
+from shapefuzz.program.variants import variants
+from shapefuzz.systems import get_system
+from shapefuzz.systems.patching import patched
+
+#: x.shape[0] through a plain `if` on max(n, 3): traced at 5, the guard n >= 3 holds and the
+#: fast arm returns n; at n = 2 eager returns 3. ep.module() rejects n = 2 ("Guard failed")
+X = inp([1.0] * 5, (5,), dims=("dynamic",))
+MAX = prog([X], [I("size", R(0), 0), I("branch", "if", "max", R(1), 3)])
+
+
+@contextlib.contextmanager
+def unchecked_module():
+    """Planted: ep.module() checks neither its guards nor its range constraints."""
+    with patched(unlift, "_ok_to_generate_guards_fn", lambda: False), \
+            patched(unlift, "_check_input_constraints_for_graph", lambda *a, **k: None):
+        yield
+
+
+def observe(p, config="default", n=8):
+    eager = get_system("eager").observe(p, "default", [])
+    return eager, get_system("export").observe(p, config, variants(p, n))
+
+
+def test_contract_fires_when_the_exported_program_accepts_and_miscomputes():
+    with unchecked_module():
+        eager, obs = observe(MAX)
+    assert obs.outcome.kind == "ok", obs.outcome.short()
+    fs = [f for f in check_all(MAX, eager, [obs]) if f.oracle == "contract"]
+    assert len(fs) == 1, [f.key for f in check_all(MAX, eager, [obs])]
+    f = fs[0]
+    assert f.severity == "high" and f.kind == "wrong-value"
+    rec = obs.replays[f.replay_index]
+    assert rec.inputs[0].shape[0] < 3 and not rec.accepted and rec.artifact.ok
+    assert f.key.startswith("contract:wrong-value:export:default:") and clause(rec.outside) in f.key
+
+
+def test_contract_quiet_when_the_exported_program_rejects_cleanly():
+    eager, obs = observe(MAX)
+    outside = [r for r in obs.replays if r.outside]
+    assert outside, "the variants hold inputs outside the contract"
+    assert all(not r.artifact.ok and r.artifact.error.startswith("AssertionError: Guard failed")
+               for r in outside if r.inputs[0].shape[0] >= 2)
+    assert contract(obs, frozenset()) == []
+    assert check_all(MAX, eager, [obs]) == []
+
+
+def test_contract_ignores_inputs_inside_the_contract_and_right_results_outside_it():
+    p = prog([X], [I("flip", R(0), (0,))])
+    eager, obs = observe(p)
+    assert any(r.outside and r.artifact.ok for r in obs.replays)  # 0/1 sizes run, and are right
+    assert check_all(p, eager, [obs]) == []
+
+
+def test_decomposed_config_replays_the_decomposed_program():
+    with unchecked_module():
+        eager, obs = observe(MAX, "decomposed")
+    assert [f.oracle for f in check_all(MAX, eager, [obs])] == ["contract"]
+    assert obs.config == "decomposed"
+
+
+#: the program pins x.shape[0] (torch._check(n == 5)): Dim.DYNAMIC must raise
+PINNED = prog([X], [I("size", R(0), 0), Instr("check", ("==", R(1), 5), 0), I("flip", R(0), (0,))])
+
+
+@contextlib.contextmanager
+def no_constraint_violation():
+    """Planted: export drops its constraint violations (the solver's and the dim-hint range
+    check), so a specialized Dim.DYNAMIC dim comes out of a successful trace as a constant."""
+    import torch._export.non_strict_utils as nsu
+    import torch.export._trace as trace
+
+    real = nsu.produce_guards_and_solve_constraints
+
+    def lenient(*a, **k):
+        with contextlib.suppress(Exception):
+            return real(*a, **k)
+
+    with patched(trace, "produce_guards_and_solve_constraints", lenient), \
+            patched(nsu, "_constrain_user_specified_dimhint_range", lambda *a, **k: None):
+        yield
+
+
+def test_silent_specialization_fires_on_a_planted_specialization():
+    with no_constraint_violation():
+        eager, obs = observe(PINNED, n=2)
+    assert obs.outcome.kind == "ok", obs.outcome.short()
+    assert obs.specialized and "input 0 dim 0 (declared Dim.DYNAMIC)" in obs.specialized[0]
+    fs = [f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization"]
+    assert [f.key for f in fs] == ["specialization:silent-specialization:export:default"]
+
+
+def test_silent_specialization_quiet_on_clean_runs_and_dim_auto():
+    p = prog([X], [I("flip", R(0), (0,))])
+    eager, obs = observe(p, n=2)
+    assert obs.specialized == () and silent_specialization(obs) == []
+    # Dim.DYNAMIC raises on the pinned dim (an expected `constraint`); Dim.AUTO specializes it
+    # silently by design: neither is a finding
+    for config, outcome in (("default", "constraint"), ("dim-auto", "ok")):
+        e, o = observe(PINNED, config, n=2)
+        assert o.outcome.kind == outcome, (config, o.outcome.short())
+        assert o.specialized == () and check_all(PINNED, e, [o]) == []
+
+
+def test_contract_repro_exits_1_standalone(tmp_path):
+    """The issue form of a contract finding runs ep.module() outside its contract: with the
+    planted patch pasted in front it exits 1; as shipped torch rejects the input, exit 0."""
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.repro import repro_source
+
+    with unchecked_module():
+        eager, obs = observe(MAX)
+    f = next(f for f in check_all(MAX, eager, [obs]) if f.oracle == "contract")
+    case = Case(f, MAX, obs.replays[f.replay_index].inputs, fallback_branches=obs.fallback_branches)
+    src = repro_source(case)
+    assert "outside its contract" in src
+    clean = tmp_path / "repro.py"
+    clean.write_text(src)
+    r = subprocess.run([sys.executable, str(clean)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    planted = tmp_path / "planted.py"
+    planted.write_text("import torch.export._unlift as U\nU._ok_to_generate_guards_fn = lambda: False\n"
+                       "U._check_input_constraints_for_graph = lambda *a, **k: None\n" + src)
+    r = subprocess.run([sys.executable, str(planted)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1 and "BUG" in r.stdout, r.stdout + r.stderr

@@ -1,0 +1,40 @@
+"""The config differential on tensor programs compares what the program can observe (Note
+[observable behaviour], shapefuzz/oracles/observable.py), not ShapeEnv's internal decisions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from shapefuzz.oracles.differential import config_mismatch
+from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult, Value
+
+OUT = RunResult(True, "", (Value("tensor", (2,), "int", (1, 2)),))
+BASE = Observation("make_fx", "default", Outcome("ok"), (Decision("Eq(u1, 0)", "False", "guard"),),
+                   guards=("s0 >= 2",), out_exprs=("[s0]",), out_eval=("[2]",), artifact=OUT,
+                   axioms=((0, "size", "s0 >= 0"),))
+
+
+def test_other_internal_decisions_with_the_same_behaviour_are_no_mismatch():
+    # the noise of issue 17: "question 97: Eq(u1, 0) vs s71 >= 2", equal outputs and guards
+    other = replace(BASE, config="slow:expr-cache", guards=("2 <= s0",),
+                    decisions=(Decision("s71 >= 2", "True", "static"), Decision("Eq(u1, 0)", "False", "guard")))
+    assert config_mismatch(BASE, other, False, diverging=True) is None
+
+
+def test_an_observable_difference_is_a_mismatch():
+    wrong = replace(BASE, config="slow:x", artifact=RunResult(True, "", (Value("tensor", (2,), "int", (1, 3)),)))
+    assert "output 0" in config_mismatch(BASE, wrong, False, diverging=True)
+    shape = replace(BASE, config="slow:x", out_eval=("[3]",))
+    assert "value 0" in config_mismatch(BASE, shape, False, diverging=True)
+    branch = replace(BASE, config="slow:x", fallback_branches=(3,))
+    assert "general arm" in config_mismatch(BASE, branch, False, diverging=True)
+
+
+def test_guards_are_compared_up_to_z3_equivalence():
+    weaker = replace(BASE, config="slow:x", guards=())  # accepts s0 = 1, which the baseline refuses
+    why = config_mismatch(BASE, weaker, False, diverging=True)
+    assert why and "s0 >= 2" in why
+    same = replace(BASE, config="slow:x", guards=("s0 > 1",))
+    assert config_mismatch(BASE, same, False, diverging=True) is None
+    # an aggressive level may trade a guard for a fallback
+    assert config_mismatch(BASE, weaker, True, diverging=True) is None
