@@ -8,14 +8,13 @@ import contextlib
 import subprocess
 import sys
 
-import torch
 import torch.export._unlift as unlift
 from _helpers import I, R, inp, prog
 
 from shapefuzz.oracles import check_all
-from shapefuzz.program import Instr
 from shapefuzz.oracles.contract import clause, contract
 from shapefuzz.oracles.specialization import silent_specialization
+from shapefuzz.program import Instr
 from shapefuzz.program.variants import variants
 from shapefuzz.systems import get_system
 from shapefuzz.systems.patching import patched
@@ -109,7 +108,7 @@ def test_silent_specialization_fires_on_a_planted_specialization():
 
 def test_silent_specialization_quiet_on_clean_runs_and_dim_auto():
     p = prog([X], [I("flip", R(0), (0,))])
-    eager, obs = observe(p, n=2)
+    _, obs = observe(p, n=2)
     assert obs.specialized == () and silent_specialization(obs) == []
     # Dim.DYNAMIC raises on the pinned dim (an expected `constraint`); Dim.AUTO specializes it
     # silently by design: neither is a finding
