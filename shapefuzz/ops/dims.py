@@ -47,6 +47,10 @@ class Expand(Op):
                 out.append(have)
                 continue
             s.check(s.sym(size) >= 0, lambda size=size: f"expand: the size {size} must be non-negative")
+            if have is not None and s.backed_size_oblivious:  # torch._refs.expand: specialize
+                a, b = s.hint(have), s.hint(size)  # to 1 where only broadcasting fits the hints
+                if a == 1 and b is not None and b != 1:
+                    s.check(have == 1)
             if have is not None and not s.guard_or_false(have == 1):
                 s.check(have == size, lambda size=size, have=have, i=i: (
                     f"The expanded size of the tensor ({size}) must match the existing size "

@@ -85,11 +85,11 @@ class IntIndex(Op):
 
     def symbolic(self, args, n_out, s):
         # A SymInt index goes through __index__: a backed one is specialized (a guard
-        # i == hint), an unbacked one is refused (IndexError, torch 2.13), then select(0, i).
+        # i == hint), then select(0, i). torch 2.13 refuses an unbacked one with an IndexError
+        # ("only integers ... are valid indices (got SymInt)") although eager takes the int:
+        # that says the program is invalid when it is not, so ref does not follow it; int_of
+        # raises a data-dependent error instead (what the index is depends on the data).
         x, i = args
-        if s.static(i) is None and s.hint(i) is None:
-            s.fail("only integers, slices (`:`), ellipsis (`...`), None and long or byte "
-                   "Variables are valid indices (got SymInt)", "IndexError")
         return get_op("select").symbolic((x, 0, s.int_of(i)), 1, s)
 
     def generate(self, ctx, draw):

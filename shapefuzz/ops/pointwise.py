@@ -32,10 +32,23 @@ def broadcast_shapes(s, *shapes) -> tuple:
                 if bool(s.sym(n) < 0):
                     s.fail("Attempting to broadcast a dimension with negative length!", "ValueError")
                 common[idx] = n
+            undecided = s.last_how == "fallback"
             if s.guard_or_false(s.sym(n) == 1):
                 continue
+            if (undecided or s.last_how == "fallback") and s.statically_known_true(
+                    s.sym(common[idx]) != n):  # Note [undecided broadcast]
+                s.data_dependent(s.sym(n) == 1, "broadcast of sizes that differ and may be 1")
             s.check(s.sym(common[idx]) == n, lambda n=n: f"Attempting to broadcast a dimension of length {n}")
     return tuple(common)
+
+
+# Note [undecided broadcast]: when neither size is known to be 1 (both guard_or_false questions
+# fell back), torch takes the non-broadcast path and checks the sizes equal. When they provably
+# differ (u1 against u1 - 1), torch 2.13 raises "The size of tensor a (u1) must match the size of
+# tensor b (u1 - 1)" while tracing, although u1 = 1 broadcasts in eager: a claim that the program
+# is invalid which is false for some inputs (reported as torch's side: make_fx and export raise
+# where eager succeeds). ref does not follow torch there: only broadcasting can make the program
+# valid, and whether a size is 1 is data-dependent, so it raises a data-dependent error on it.
 
 
 class _Reduce(Op):

@@ -4,9 +4,10 @@ Config differential: a semantics-preserving config (an optimization switched on 
 the baseline's observation: the same outcome class, the same answers and the same way of
 answering each question, the same number of guards and asserts, and value expressions that
 agree numerically under the binding. An aggressive guard-free level may turn a claim into its
-fallback, never into another claim. Blame: among the configs that revert one optimization
-("off:<opt>" / "slow:<opt>"), those that agree with the baseline where the full config does not
-name the guilty toggle (an opt-bisect over single toggles).
+fallback, never into another claim. Blame: for ref, a bisection over the toggles that differ
+(Note [blame by bisection]); for other systems, the configs that revert one optimization
+("off:<opt>" / "slow:<opt>") and agree with the baseline; when the baseline itself is wrong
+against eager, that is what the blame says.
 
 System differential: `ref` vs `torch-env` on the same question program: the same outcome class,
 the same answers to the questions both answered with a claim, and value expressions that agree
@@ -19,8 +20,8 @@ from __future__ import annotations
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
-from shapefuzz.systems.observation import Observation
 from shapefuzz.oracles.observable import observable_mismatch
+from shapefuzz.systems.observation import Observation
 
 __all__ = ["BASELINES", "KNOWN_DIFFERENCES", "TORCH_SIDES", "config_differential", "config_kind",
            "config_mismatch", "system_differential", "system_mismatch"]
@@ -65,13 +66,14 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
     path, which asks other questions and may end in a data-dependent error), so under an
     aggressive level nothing after the first claim turned fallback is compared but the values."""
     split = _first_fallback(base, obs) if aggressive and diverging else None
+    # after the split either path may meet a data-dependent question the other one never asks
     if base.outcome.kind != obs.outcome.kind and not (
-            split is not None and (base.outcome.kind, obs.outcome.kind) == ("ok", "dde")):
+            split is not None and {base.outcome.kind, obs.outcome.kind} == {"ok", "dde"}):
         return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
-    for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
-        if split is not None and k >= split:
     if diverging:  # a tensor program: what it can observe, not ShapeEnv's internal decisions
         return observable_mismatch(base, obs, aggressive) if base.outcome.kind == "ok" else None
+    for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
+        if split is not None and k >= split:
             break
         if (a.answer, a.how) == (b.answer, b.how):
             continue
@@ -98,7 +100,8 @@ def _first_fallback(base: Observation, obs: Observation) -> int | None:
 
 
 
-def config_differential(observations: list[Observation], program=None) -> list[Finding]:
+def config_differential(observations: list[Observation], program=None,
+                        eager: Observation | None = None) -> list[Finding]:
     out: list[Finding] = []
     diverging = getattr(program, "kind", "questions") == "tensors"
     by_system: dict[str, dict[str, Observation]] = {}
@@ -115,22 +118,99 @@ def config_differential(observations: list[Observation], program=None) -> list[F
             why = config_mismatch(base, obs, kind == "aggressive", diverging)
             if why is None:
                 continue
-            guilty = _blame(base, obs, cfgs)
+            guilty, line = _blame(base, obs, cfgs, program, eager, diverging)
             if guilty and any(f.system == system and f.signature.config == guilty for f in out):
                 continue  # one finding per guilty toggle, not one per config that contains it
             out.append(Finding(
                 "config-differential", "high", system, name, "config-mismatch",
                 f"{system}: config {name} disagrees with {base.config}"
-                + (f" (guilty toggle: {guilty})" if guilty else ""),
-                why + (f"\nblame: {guilty}" if guilty else "\nblame: unknown (run with --config all)"),
+                + (f" (guilty toggle: {guilty})" if guilty and guilty != base.config else ""),
+                f"{why}\nblame: {line}",
                 signature("config-differential", "config-mismatch", obs, config=guilty or name)))
     return out
 
 
-def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation]) -> str:
-    """The single optimizations whose revert ("off:X" / "slow:X") alone makes the system agree
-    with its baseline: whichever path of X (fast or slow) is wrong, only the configs that share
-    the baseline's choice for X agree with it."""
+def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation], program, eager,
+           diverging: bool) -> tuple[str, str]:
+    """(the signature's config field, the blame line) of Note [blame by bisection]."""
+    wrong = _baseline_wrong(base, program, eager)
+    if wrong:
+        return base.config, (f"the baseline {base.config} is itself wrong against "
+                             f"{'eager' if eager is not None else 'the concrete answers'} "
+                             f"({wrong}); no toggle is named")
+    if base.system == "ref" and program is not None:
+        found = bisect_toggles(base, obs, program, diverging)
+        if found:
+            names = "+".join(sorted(p.split(":", 1)[-1] if ":" in p else "agfs" for p in found))
+            return names, (f"{names} (changing {' and '.join(found)} alone on top of {base.config} "
+                           f"reproduces the difference; configs {base.config} and {obs.config})")
+    guilty = _single_toggle_blame(base, cfgs)
+    return guilty, guilty or "unknown (run with --config all)"
+
+
+def _baseline_wrong(base: Observation, program, eager) -> str:
+    """The first finding eager (or, for a question program, its own truth) has against the
+    baseline observation, as a summary, or ""."""
+    from shapefuzz.oracles.agreement import eager_agreement
+    from shapefuzz.oracles.truth import truth_agreement
+
+    if eager is not None:
+        found = eager_agreement(eager, base, frozenset()) if base.artifact is not None or \
+            base.outcome.kind == "error" else []
+    elif program is not None and getattr(program, "kind", "") == "questions":
+        found = [f for f in truth_agreement(program, base) if f.kind not in ("crash", "timeout")]
+    else:
+        found = []
+    return found[0].summary if found else ""
+
+
+# Note [blame by bisection]: the toggles that differ between the baseline and the config that
+# disagrees with it are delta-debugged (Zeller's ddmin over the set of changes applied on top of
+# the baseline, each tried mix observed afresh by ref in this process): the result is a minimal
+# set whose change alone reproduces a difference from the baseline, usually one toggle, else a
+# minimal pair. It names the toggle whose *path* differs, whichever of its two paths is wrong.
+def bisect_toggles(base: Observation, obs: Observation, program, diverging: bool) -> list[str]:
+    """The minimal list of config parts (e.g. ["on:expr-cache"]) that, applied on top of the
+    baseline's config, reproduce a difference from it; [] when the full set does not."""
+    from shapefuzz.systems.ref.settings import toggle_parts
+    from shapefuzz.systems.ref.system import RefSystem
+
+    memo: dict[frozenset, bool] = {}
+
+    def differs(parts) -> bool:
+        key = frozenset(parts)
+        if key not in memo:
+            o = RefSystem().observe(program, "+".join((base.config, *sorted(key))))
+            aggressive = any(p.startswith("agfs=") and p != "agfs=0" for p in key)
+            memo[key] = config_mismatch(base, o, aggressive, diverging) is not None
+        return memo[key]
+
+    parts = toggle_parts(base.config, obs.config)
+    return ddmin(parts, differs) if parts and differs(parts) else []
+
+
+def ddmin(items: list, test) -> list:
+    """A 1-minimal sublist of `items` on which `test` holds (test(items) must hold)."""
+    n = 2
+    while len(items) >= 2:
+        chunks = [items[i * len(items) // n:(i + 1) * len(items) // n] for i in range(n)]
+        smaller = next((c for c in chunks if c and test(c)), None)
+        if smaller is not None:
+            items, n = smaller, 2
+            continue
+        rest = next((r for c in chunks if c and test(r := [x for x in items if x not in c])), None)
+        if rest is not None:
+            items, n = rest, max(n - 1, 2)
+        elif n >= len(items):
+            break
+        else:
+            n = min(len(items), 2 * n)
+    return items
+
+
+def _single_toggle_blame(base: Observation, cfgs: dict[str, Observation]) -> str:
+    """For systems bisection cannot observe here (torch-env): the single optimizations whose
+    revert ("off:X" / "slow:X") alone makes the system agree with its baseline."""
     fixes = [name.split(":", 1)[1] for name, o in sorted(cfgs.items())
              if name.startswith(("off:", "slow:")) and config_mismatch(base, o, False) is None]
     return "+".join(fixes)
@@ -239,8 +319,8 @@ def _ref_and_torch(finding: Finding, universe) -> tuple:
 
 CONFIG_DIFFERENTIAL = register(Oracle(
     "config-differential", "high", "switching one optimization on or off must not change any answer",
-    lambda c: config_differential(list(c.observations), c.program), rank=80, targets=_same_system,
-    compares="configs"))
+    lambda c: config_differential(list(c.observations), c.program, c.eager), rank=80,
+    targets=_same_system))
 SYSTEM_DIFFERENTIAL = register(Oracle(
     "system-differential", "high", "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
     lambda c: system_differential(list(c.observations), c.eager, c.program), rank=90,

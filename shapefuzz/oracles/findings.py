@@ -60,8 +60,10 @@ def _configs() -> tuple[str, ...]:
 
 
 # Note [blame]: one line that tells a torch developer where to look first.
-# - config differential: the guilty toggle, isolated by the single-toggle configs (an opt-bisect:
-#   the oracle puts it in the signature's config field when exactly those configs agree).
+# - config differential: the guilty toggle (or minimal pair), isolated for ref by a bisection over
+#   the toggles that differ (Note [blame by bisection] in shapefuzz/oracles/differential.py), for
+#   torch-env by the single-toggle configs; the oracle puts it in the signature's config field.
+#   When the baseline itself is wrong against eager, the blame says so and names no toggle.
 # - a finding against torch (make_fx, export, compile, torch-env): whether `ref`, our independent
 #   reference, sides with eager / the concrete answers (torch bug) or with torch (a shared
 #   misunderstanding: look at the generator's ground truth before filing).
@@ -91,6 +93,10 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
 
 
 def _config_blame(f: Finding) -> str:
+    line = next((x[len("blame: "):] for x in f.detail.splitlines() if x.startswith("blame: ")), "")
+    if line and not line.startswith("unknown") and f.signature.config not in (f.config, line):
+        # the oracle's own line: a bisection (Note [blame by bisection]) or a wrong baseline
+        return line if line.startswith("the baseline") else f"guilty toggle: {line}"
     guilty = f.signature.config
     if guilty and guilty != f.config:
         return (f"guilty toggle: {guilty} (reverting it alone makes {f.system} agree with its "

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, fields, replace
 
-__all__ = ["ALL_OFF", "OPTIMIZATIONS", "RefSettings", "config_names", "settings_for"]
+__all__ = ["ALL_OFF", "OPTIMIZATIONS", "RefSettings", "config_names", "settings_for", "toggle_parts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +78,18 @@ _CONFIGS: dict[str, RefSettings] = {
 }
 
 
+#: what each config name sets when it is a part of "a+b": a named config its changes from
+#: default; "on:<short>" and "agfs=0" set one toggle back to default's value (so that a blame
+#: bisection can build any mix of toggles on top of "all-off": shapefuzz/oracles/differential.py)
+_PARTS: dict[str, dict] = {
+    **{name: {f.name: getattr(c, f.name) for f in fields(RefSettings)
+              if getattr(c, f.name) != getattr(_CONFIGS["default"], f.name)}
+       for name, c in _CONFIGS.items()},
+    **{f"on:{short}": {field: True} for short, field in OPTIMIZATIONS.items()},
+    "agfs=0": {"aggressive_guard_free_semantics": 0},
+}
+
+
 def config_names() -> tuple[str, ...]:
     """Every named config of the `ref` system; "default" has all optimizations on (agfs level 0,
     as in torch 2.13), "all-off" is the baseline the config differential compares against."""
@@ -86,7 +98,7 @@ def config_names() -> tuple[str, ...]:
 
 def settings_for(name: str) -> RefSettings:
     """The settings of a config name; "a+b" applies b's changes (from default) on top of a's,
-    e.g. "off:expr-cache+off:add-from-args"."""
+    e.g. "off:expr-cache+off:add-from-args" or "all-off+on:expr-cache"."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"ref: config name must be a non-empty str, got {name!r}; known configs: "
                          f"{', '.join(_CONFIGS)}")
@@ -97,11 +109,9 @@ def settings_for(name: str) -> RefSettings:
 def _settings_for(name: str) -> RefSettings:
     out = _CONFIGS["default"]
     for part in name.split("+"):
-        if part not in _CONFIGS:
+        if part not in _PARTS:
             raise ValueError(_unknown(part, name))
-        changes = {f.name: getattr(_CONFIGS[part], f.name) for f in fields(RefSettings)
-                   if getattr(_CONFIGS[part], f.name) != getattr(_CONFIGS["default"], f.name)}
-        out = replace(out, **changes)
+        out = replace(out, **_PARTS[part])
     return out
 
 
@@ -115,3 +125,15 @@ def _unknown(part: str, name: str) -> str:
     where = f" (in {name!r})" if part != name else ""
     return (f"ref: unknown config {part!r}{where}; known configs: {', '.join(_CONFIGS)}"
             f" (combine with '+').{hint}")
+
+
+def toggle_parts(base: str, other: str) -> list[str]:
+    """The config parts that turn `base`'s optimization toggles into `other`'s, one per toggle
+    that differs ("on:<short>", "off:<short>", "agfs=<level>"): what a blame bisects over. The
+    ShapeEnv settings (0/1 specialization ...) are not toggles: they change what may be assumed."""
+    a, b = settings_for(base), settings_for(other)
+    parts = [("on:" if getattr(b, field) else "off:") + short
+             for short, field in OPTIMIZATIONS.items() if getattr(a, field) != getattr(b, field)]
+    if a.aggressive_guard_free_semantics != b.aggressive_guard_free_semantics:
+        parts.append(f"agfs={b.aggressive_guard_free_semantics}")
+    return parts

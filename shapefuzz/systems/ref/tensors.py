@@ -48,6 +48,7 @@ class TensorTrace:
     eager_outputs: tuple | None  # the lockstep eager outputs; None if eager failed or stopped
     eager_error: Exception | None
     fallback_branches: tuple[int, ...]
+    rejected: object = None  # the first deferred assert false in this run (Note [rejected runs])
 
 
 def _resolve(a, env: list):
@@ -99,14 +100,16 @@ def run_tensors(program: Program, settings: RefSettings, real_inputs: list) -> T
     for v, t in zip(values, real_inputs):
         binder.bind(v, t)
     real: list | None = list(real_inputs)
-    failure = eager_error = None
+    failure = eager_error = rejected = None
     forced: list[int] = []
+    watch = _AssertWatch(env)
     for pos, ins in enumerate(program.instrs):
         op = get_op(ins.op)
         try:
             outs, fell_back = _symbolic(op, ins, _resolve(ins.args, values), s)
-        except FAILURES as e:
-            failure = e
+        except FAILURES as e:  # unless a false fact of this very rule led there
+            rejected = watch.violated(binder.binding)
+            failure = e if rejected is None else None
             break
         if fell_back:
             forced.append(pos)
@@ -121,11 +124,14 @@ def run_tensors(program: Program, settings: RefSettings, real_inputs: list) -> T
         real.extend(real_outs)
         for sv, rv in zip(outs, real_outs):
             binder.bind(sv, rv)
-    done = failure is None
+        rejected = watch.violated(binder.binding)
+        if rejected is not None:
+            break
+    done = failure is None and rejected is None
     outputs = tuple(values[i] for i in program.outputs) if done else ()
     eager_outputs = tuple(real[i] for i in program.outputs) if done and real is not None else None
     return TensorTrace(env, s, outputs, binder.binding, failure, eager_outputs, eager_error,
-                       tuple(forced))
+                       tuple(forced), rejected)
 
 
 def _symbolic(op, ins, args, s: Shapes) -> tuple[tuple, bool]:
@@ -184,7 +190,7 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     binding = {**env.backed_hints, **tr.binding}
     subs = {k: sympy.Integer(v) for k, v in binding.items()}
     exprs = [_value_exprs(env, v) for v in tr.outputs]
-    rejected = _violated_assert(env, subs)
+    rejected = tr.rejected
     if rejected is not None:  # torch's contract: a failing runtime assert rejects the input
         ref = RunResult(False, f"Runtime assertion failed for expression {show(rejected)}")
     elif tr.eager_outputs is not None:
@@ -201,21 +207,42 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
         fallback_branches=tr.fallback_branches, reference=ref, artifact=ref)
 
 
-def _violated_assert(env: RefEnv, subs: dict):
-    """The first deferred runtime assert that is false in this run (e.g. an unbacked size of 1
-    asserted equal to the size it is expanded to), or None. Like torch's inserted asserts, it
-    makes the run a rejection, never a wrong answer: Note [facts are true] holds for the runs a
-    trace accepts."""
-    for a in env.asserts:
-        e = a.xreplace(subs)
-        if e.free_symbols:
-            continue  # mentions a symbol this run did not bind (after an eager failure)
-        try:
-            if e is sympy.false or (e is not sympy.true and not bool(e.simplify())):
+class _AssertWatch:
+    """Watches the deferred asserts of one trace against this run's binding.
+
+    Note [rejected runs]: a deferred runtime assert that is false in this run (an unbacked
+    size of 1 asserted equal to the size it is broadcast against, as torch's _broadcast_shapes
+    does when it cannot decide) rejects the run at the point where torch's inserted assert would
+    fire. The trace stops there: everything after it would be derived from a false fact (a
+    replacement u0 := 0 that sends chunk() down its empty path), which is neither a claim about
+    this run nor an error of the program. Note [facts are true] holds for the runs a trace
+    accepts. Each assert is evaluated once, when every symbol it mentions is bound."""
+
+    def __init__(self, env: RefEnv):
+        self.env, self.seen, self.pending = env, 0, []
+
+    def violated(self, binding: dict):
+        asserts = self.env.asserts
+        if self.seen == len(asserts) and not self.pending:
+            return None
+        backed = self.env.backed_hints
+        todo, self.pending = self.pending + list(asserts[self.seen:]), []
+        self.seen = len(asserts)
+        for a in todo:
+            if any(x not in binding and x not in backed for x in a.free_symbols):
+                self.pending.append(a)  # mentions a symbol not bound yet (or never: eager failed)
+            elif _false_under(a, binding, backed):
                 return a
-        except (TypeError, ZeroDivisionError):
-            continue
-    return None
+        return None
+
+
+def _false_under(a, binding: dict, backed: dict) -> bool:
+    e = a.xreplace({k: sympy.Integer(binding[k] if k in binding else backed[k])
+                    for k in a.free_symbols})
+    try:
+        return e is sympy.false or (e is not sympy.true and not bool(e.simplify()))
+    except (TypeError, ZeroDivisionError):
+        return False
 
 
 def _shape_of(v):
