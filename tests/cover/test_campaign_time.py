@@ -1,0 +1,170 @@
+"""A campaign's time: the wall budget (Note [wall budget]), the time split (Note [time split]),
+background confirmation (Note [background confirmation]) and the progress ticker (Note
+[progress ticker]). Clocks are faked where a test is about accounting; the two tests that run a
+campaign are about when it stops, with slack for a loaded machine."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.campaign import timing
+from shapefuzz.campaign.budget import WallBudget
+from shapefuzz.campaign.confirming import Confirmer
+from shapefuzz.campaign.engine import Campaign, CampaignSettings
+from shapefuzz.campaign.progress import CampaignProgress, Snapshot, split_text
+from shapefuzz.systems.jobs import run_job
+from shapefuzz.systems.observation import Outcome
+
+TARGETS = (("ref", "default"),)
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def perf_counter(self):
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = FakeClock()
+    monkeypatch.setattr(timing, "time", fake)
+    return fake
+
+
+# ---- the split -----------------------------------------------------------------------------------
+def test_phases_are_exclusive_and_a_sticky_phase_keeps_its_nested_time(clock):
+    c = timing.PhaseClock()
+    c.restart(startup_s=2.0)
+    with c.phase("generate"):
+        clock.now += 1.0
+        with c.phase("wait"):
+            clock.now += 3.0
+        clock.now += 0.5
+    with c.phase("shrink"):
+        with c.phase("wait"):  # inside shrinking, waiting is shrinking's time
+            clock.now += 4.0
+    t = c.snapshot()
+    assert (t["startup"], t["generate"], t["wait"], t["shrink"]) == (2.0, 1.5, 3.0, 4.0)
+    assert sum(t.values()) == 2.0 + 8.5
+
+
+def test_job_timer_counts_a_nested_wrapped_call_only_once(clock):
+    jt = timing.JobTimer()
+
+    def prove():
+        clock.now += 0.25
+        return "unsat"
+
+    timed_prove = jt.wrap("z3_s", prove)
+
+    def replay():
+        clock.now += 1.0
+        timed_prove()  # a counter-model check inside a replay: z3's time, not the replay's
+        clock.now += 1.0
+
+    jt.wrap("replay_s", replay)()
+    assert jt.split(5.0) == {"job_s": 5.0, "replay_s": 2.0, "z3_s": 0.25, "z3_calls": 1}
+    times = timing.SystemTimes()
+    times.add("make_fx", jt.split(5.0), round_trip_s=5.5)
+    row = times.to_json()["make_fx"]
+    assert (row["trace_s"], row["ipc_s"], row["jobs"]) == (2.75, 0.5, 1)
+    assert split_text({"wait": 1.0}, times.to_json()) == "wait 100% workers: trace 50% replay 36% z3 5% ipc 9%"
+
+
+# ---- the wall budget -----------------------------------------------------------------------------
+def test_generation_leaves_the_reserve_and_a_shrink_window():
+    b = WallBudget(60.0, 30.0, reserve=lambda: 12.0)
+    assert b.end_s() == 48.0
+    assert b.generate_until_s() == 48.0 - 6.0  # a tenth of the budget, under --shrink-budget
+    assert WallBudget(60.0, 2.0).generate_until_s() == 58.0
+
+
+def _planted(job):
+    obs = run_job(job)
+    if hashlib.sha256(job.program_json.encode()).hexdigest()[0] in "01":  # ~1 program in 8
+        return replace(obs, outcome=Outcome("crash", "Crash", "planted"))
+    return obs
+
+
+def test_a_campaign_with_findings_ends_by_its_budget_less_the_reserve():
+    cfg = CampaignSettings(TARGETS, budget_s=4.0, seed=3, shrink_budget_s=30.0)
+    t0 = time.monotonic() - 0.5  # as if the process had started half a second ago
+    camp = Campaign(cfg, lambda jobs: [_planted(j) for j in jobs], reserve=lambda: 1.0).run(t0=t0)
+    assert camp.bugs and all(b.shrunk for b in camp.bugs.values())
+    assert camp.stopped_s is not None and camp.stopped_s >= 4.0 - 1.0 - 0.4
+    # ends at budget - reserve, plus at most one evaluation (microseconds on ref) and slack
+    assert camp.elapsed() <= 3.0 + 1.0, camp.elapsed()
+    split = camp.time_split()["phases_s"]
+    assert split["startup"] >= 0.5 and split["shrink"] > 0 and split["generate"] > 0
+
+
+# ---- background confirmation ---------------------------------------------------------------------
+def _case(tmp_path: Path, text: str) -> Path:
+    d = tmp_path / "case"
+    d.mkdir(exist_ok=True)
+    (d / "repro.py").write_text(text)
+    return d
+
+
+def test_a_case_is_confirmed_once_and_again_when_its_repro_changes(tmp_path):
+    calls = []
+
+    def confirm(d, timeout):
+        calls.append((d / "repro.py").read_text())
+        return True
+
+    c = Confirmer(confirm, time.monotonic() + 60, parallel=2)
+    d = _case(tmp_path, "v1")
+    c.submit("sig", d)
+    c.submit("sig", d)
+    assert c.results({"sig": d}) == {"sig": (True, False)}
+    (d / "repro.py").write_text("v2")
+    assert c.results({"sig": d}) == {"sig": (True, False)}
+    assert calls == ["v1", "v2"]
+    assert c.failed() == 0 and c.unfinished() == 0
+    c.close()
+
+
+def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_waiting_cases(tmp_path):
+    c = Confirmer(lambda d, t: pytest.fail("must not run past the deadline"), time.monotonic() - 1)
+    d = _case(tmp_path, "x")
+    assert c.results({"sig": d}) == {"sig": (False, True)}
+    assert c.failed() == 1
+    assert c.reserve_s(not_submitted=3) == 2 * Confirmer.FIRST_GUESS_S  # 3 cases, 2 at once
+    assert Confirmer(None, 0, enabled=False).reserve_s(5) == 0.0
+    c.close()
+
+
+# ---- what the display says -----------------------------------------------------------------------
+def test_the_progress_line_says_phase_time_left_rates_and_findings():
+    s = Snapshot(20.0, 60.0, 120, 90, 3, phase="shrinking finding 2: 9 -> 4 instructions",
+                 rate_now=3.04, known=1, unconfirmed=1, since_new_s=5.2, split="wait 80%")
+    line = s.line()
+    for part in ("shrinking finding 2: 9 -> 4 instructions", "40 s left", "programs 120", "valid 75%",
+                 "6.0 programs/s (now 3.0)", "findings 3 (2 new, 1 known, 1 unconfirmed)",
+                 "last new 5 s ago", "[wait 80%]"):
+        assert part in line, (part, line)
+    empty = Snapshot(3.0, 60.0, 0, 0, 0, phase="starting").line()
+    assert "valid -" in empty and "0%" not in empty and "last new" not in empty
+
+
+def test_the_ticker_redraws_while_the_campaign_thread_is_busy(tmp_path):
+    cfg = CampaignSettings(TARGETS, budget_s=60.0)
+    camp = Campaign(cfg, lambda jobs: [run_job(j) for j in jobs])
+    camp.t0 = time.monotonic()
+    log = tmp_path / "progress.log"
+    p = CampaignProgress(60.0, enabled=False, log_path=str(log), min_interval_s=0, tick_s=0.05)
+    p.watch(camp)
+    time.sleep(0.6)  # the campaign's thread does not call the display at all meanwhile
+    p.close()
+    lines = log.read_text().splitlines()
+    shown = [float(line.split()[1]) for line in lines]
+    assert len(lines) >= 3 and shown == sorted(shown) and shown[-1] > shown[0], lines
+    assert all("starting" in line and "valid -" in line for line in lines)
