@@ -180,5 +180,22 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
             out += o.check(CheckInput(program, eager, both, None, undefined))
         elif not o.per_observation:
             out += o.check(base)
-    return out
+    return [_outside_supported(f) for f in out]
+
+
+def _outside_supported(f: Finding) -> Finding:
+    """Note [user settings] (systems/torch_toggles.py): a finding under a setting that only a
+    patch of torch can make is low, and says so."""
+    from dataclasses import replace
+
+    from shapefuzz.systems.torch_toggles import unsupported_settings
+
+    patched = unsupported_settings(f.system, f.config)
+    if not patched:
+        return f
+    why = (f"outside torch's supported settings: {f.system} takes no argument for "
+           f"{', '.join(patched)}; shapefuzz forced it by patching ShapeEnv.__init__, which also "
+           "reaches the ShapeEnvs torch builds for itself")
+    return replace(f, severity="low", summary=f"{f.summary} (outside torch's supported settings)",
+                   detail=f"{f.detail}\n{why}")
 

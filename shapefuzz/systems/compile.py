@@ -169,7 +169,7 @@ class CompileSystem:
         fresh_fake_caches()
         torch._dynamo.reset()
         try:
-            with applied(s.toggles, force_env=True) as cfg, torch._dynamo.config.patch(**dict(s.dynamo)):
+            with applied(s.toggles, frontend="compile") as cfg, torch._dynamo.config.patch(**dict(s.dynamo)):
                 cf = torch.compile(fn, backend=log, fullgraph=s.fullgraph, dynamic=s.dynamic)
                 first = tuple(x.shape for x in program.inputs)
                 calls = [self._one_call(cf, fn, program, specs, i, s, log, rec, first)

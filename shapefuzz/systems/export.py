@@ -89,7 +89,7 @@ class ExportSystem:
         strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
         fresh_fake_caches()
         decompose = config in DECOMPOSED
-        with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True) as cfg:
+        with applied(config if config not in EXPORT_CONFIGS else "default", frontend="export") as cfg:
             obs = observe_trace(self.name, config, program, variants,
                                 lambda hook: self._trace(program, hook, strict, kind, cfg.toggles, decompose))
         obs = replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
@@ -110,7 +110,8 @@ class ExportSystem:
             fn = program_function(program)
         # a failure is classified by observe_trace (common.classify sees through Dynamo's
         # UserError around a DDE)
-        ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict)
+        ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict,  # Note [user settings]
+                    prefer_deferred_runtime_asserts_over_guards=toggles.prefer_deferred_runtime_asserts_over_guards)
         if decompose:
             ep = ep.run_decompositions()
         phs = [n for n in ep.graph.nodes if n.op == "placeholder"]

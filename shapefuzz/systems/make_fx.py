@@ -77,14 +77,14 @@ class MakeFxSystem:
 
     def observe(self, program, config: str, variants):
         fresh_fake_caches()
-        with applied(config, force_env=True) as cfg:
+        with applied(config) as cfg:  # Note [user settings]: our own ShapeEnv
             obs = observe_trace(self.name, config, program, variants,
                                 lambda hook: self._trace(program, hook, cfg.toggles))
         return replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
 
     def _trace(self, program, on_branch, toggles: TorchToggles | None = None) -> Trace:
         toggles = toggles or TorchToggles()
-        se = ShapeEnv()
+        se = ShapeEnv(**toggles.env_kwargs())  # as a user builds it (Note [user settings])
         mode = FakeTensorMode(shape_env=se)
         real = interp.make_inputs(program.inputs)
         fakes = [fakeify(mode, t, s.dims, s.name) for t, s in zip(real, program.inputs)]

@@ -54,6 +54,7 @@ __all__ = [
     "slow_path",
     "small_sizes_outside_contract",
     "toggles",
+    "unsupported_settings",
 ]
 
 
@@ -88,11 +89,22 @@ class TorchToggles:
         return kw
 
     def fx_overrides(self) -> dict[str, Any]:
+        """torch.fx.experimental._config flags: how a user sets these (Note [user settings])."""
         kw: dict[str, Any] = {}
         if self.aggressive_guard_free_semantics:
             kw["aggressive_guard_free_semantics"] = self.aggressive_guard_free_semantics
         if self.backed_size_oblivious:
             kw["backed_size_oblivious"] = True
+        if not self.duck_shape:
+            kw["use_duck_shape"] = False  # every ShapeEnv whose creator leaves duck_shape unset
+        return kw
+
+    def unsupported(self, frontend: str) -> dict[str, Any]:
+        """Note [user settings]: the ShapeEnv kwargs `frontend` offers a user no way to set, which
+        shapefuzz can only force by patching ShapeEnv.__init__ (findings under them are low)."""
+        if frontend == "make_fx":  # the user builds the ShapeEnv: every kwarg is theirs
+            return {}
+        kw = {k: v for k, v in self.env_kwargs().items() if k == "specialize_zero_one"}
         return kw
 
     def slow_paths(self) -> tuple[str, ...]:
@@ -324,17 +336,27 @@ def slow_path(name: str, counts: Counter | None = None) -> Iterator[Counter]:
         yield counts
 
 
+# Note [user settings]: a config is applied the way a user can apply it: torch config flags
+# (fx_overrides: aggressive_guard_free_semantics, backed_size_oblivious, use_duck_shape), the
+# front end's own arguments (export's prefer_deferred_runtime_asserts_over_guards, Dynamo's
+# config for compile) and, for make_fx, the ShapeEnv the user builds for the fake inputs
+# (env_kwargs). Forcing kwargs into every ShapeEnv by patching ShapeEnv.__init__ also reaches
+# the ones torch builds for itself (Dynamo's OutputGraph), a combination torch never makes
+# (measured: "vr must not be None" under export no-specialize-zero-one). Only what a front end
+# cannot take is still forced (`unsupported`), and its findings say so, with severity low
+# (`unsupported_settings`, read by shapefuzz.oracles.base.check_all).
 @contextlib.contextmanager
-def applied(name: str, force_env: bool = False) -> Iterator[Applied]:
+def applied(name: str, frontend: str = "") -> Iterator[Applied]:
     """Apply a named config for the duration of the block. Yields an Applied whose env_kwargs
-    the caller passes to ShapeEnv() and whose counts show which slow paths ran. With
-    `force_env`, every ShapeEnv built inside the block gets env_kwargs whatever its creator
-    passes (export and Dynamo build their own ShapeEnv)."""
+    the caller passes to the ShapeEnv it builds and whose counts show which slow paths ran.
+    With a `frontend` (export, compile), the kwargs it offers no argument for are forced into
+    every ShapeEnv built inside the block (Note [user settings])."""
     t = toggles(name)
     out = Applied(name, t, t.env_kwargs())
+    forced = t.unsupported(frontend) if frontend else {}
     with contextlib.ExitStack() as stack:
-        if force_env and out.env_kwargs:
-            stack.enter_context(_forced_env_kwargs(out.env_kwargs, out.counts))
+        if forced:
+            stack.enter_context(_forced_env_kwargs(forced, out.counts))
         if t.fx_overrides():
             stack.enter_context(fxx.patch(**t.fx_overrides()))
         if t.do_not_emit_stack_traces:
@@ -356,6 +378,26 @@ def _forced_env_kwargs(kw: dict[str, Any], counts: Counter) -> Iterator[None]:
 
     with _patched(ss.ShapeEnv, "__init__", init):
         yield
+
+
+def unsupported_settings(system: str, config: str) -> tuple[str, ...]:
+    """The ShapeEnv settings of (system, config) that shapefuzz has to patch into torch because
+    the system's front end takes no argument for them (Note [user settings]); () for a config
+    that is no torch_toggles name."""
+    if system not in ("export", "compile"):
+        return ()
+    name = config
+    if system == "compile":
+        from shapefuzz.systems.compile_settings import settings_of
+
+        try:
+            name = settings_of(config).toggles
+        except (KeyError, ValueError):
+            return ()
+    try:
+        return tuple(f"{k}={v}" for k, v in toggles(name).unsupported(system).items())
+    except ValueError:  # an export front-end config (strict, dim-auto ...): torch's defaults
+        return ()
 
 
 def fresh_fake_caches() -> None:

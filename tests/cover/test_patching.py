@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import types
+from dataclasses import replace
 
 import pytest
 import torch._dynamo.config as dynamo_config
@@ -66,9 +67,9 @@ def test_patching_a_config_module_twice_in_a_row_keeps_the_entry_readable():
 @pytest.mark.parametrize("name", sorted(CONFIGS) + ["all-slow+agfs=2+stack-traces-off"])
 def test_every_config_leaves_torch_state_as_it_found_it(name):
     before = torch_state(PATCH_TARGETS)
-    with pytest.raises(RuntimeError), applied(name, force_env=True):
+    with pytest.raises(RuntimeError), applied(name, frontend="export"):
         raise RuntimeError("a trace that fails inside the config")
-    with applied(name, force_env=True):
+    with applied(name, frontend="export"):
         pass
     assert state_drift(before, torch_state(PATCH_TARGETS)) == []
 
@@ -85,3 +86,26 @@ def test_state_drift_sees_a_hidden_entry_and_a_replaced_attribute():
     assert any("inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY" in d and HIDDEN in d for d in drift), drift
     assert any(d.startswith("SymNode.expr:") for d in drift), drift
     assert state_drift(before, torch_state(PATCH_TARGETS)) == []
+
+
+def test_settings_are_applied_as_a_user_applies_them():
+    """Note [user settings]: make_fx builds its own ShapeEnv (no patch of torch), export and
+    compile get only what they take no argument for forced, and findings there are low."""
+    from torch.fx.experimental import symbolic_shapes as ss
+
+    from shapefuzz.oracles.base import _outside_supported
+    from shapefuzz.oracles.findings import Finding
+    from shapefuzz.systems.torch_toggles import toggles, unsupported_settings
+
+    orig = ss.ShapeEnv.__init__
+    with applied("no-specialize-zero-one") as cfg:
+        assert ss.ShapeEnv.__init__ is orig and cfg.env_kwargs == {"specialize_zero_one": False}
+    with applied("no-duck-shape", frontend="export") as cfg:
+        assert ss.ShapeEnv.__init__ is orig and ss.ShapeEnv().duck_shape is False  # a config flag
+    assert toggles("no-specialize-zero-one").unsupported("make_fx") == {}
+    assert unsupported_settings("export", "no-specialize-zero-one") == ("specialize_zero_one=False",)
+    assert unsupported_settings("export", "strict") == () == unsupported_settings("make_fx", "no-specialize-zero-one")
+    f = Finding("eager-agreement", "critical", "export", "no-specialize-zero-one", "trace-error", "s", "d", "k")
+    low = _outside_supported(f)
+    assert low.severity == "low" and "outside torch's supported settings" in low.detail
+    assert _outside_supported(replace(f, config="default")).severity == "critical"

@@ -203,7 +203,7 @@ def test_toggles_are_applied_and_restored_on_error():
     from shapefuzz.systems.torch_toggles import applied
 
     orig_init = ss.ShapeEnv.__init__
-    with pytest.raises(RuntimeError), applied("no-specialize-zero-one", force_env=True) as cfg:
+    with pytest.raises(RuntimeError), applied("no-specialize-zero-one", frontend="compile") as cfg:
         se = ss.ShapeEnv()
         assert se.specialize_zero_one is False and cfg.counts["env-kwargs"] == 1
         raise RuntimeError("boom")
@@ -240,7 +240,9 @@ def test_toggles_take_effect_in_every_traced_system(system):
     from shapefuzz.systems import get_system
 
     p = branchy()
-    for config, key in (("slow:expr-cache", "expr-cache"), ("no-specialize-zero-one", "env-kwargs"),
+    # make_fx passes the setting to the ShapeEnv it builds itself: nothing forced (Note [user settings])
+    forced = None if system == "make_fx" else "env-kwargs"
+    for config, key in (("slow:expr-cache", "expr-cache"), ("no-specialize-zero-one", forced),
                         ("slow:skip-static", None)):
         obs = get_system(system).observe(p, config, [])
         line = next(x for x in obs.log if x.startswith("toggle counts: "))
