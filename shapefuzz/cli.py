@@ -178,7 +178,7 @@ def systems():
     from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS
 
     for s in SYSTEMS:
-        extra = f"; opt-in: {', '.join(OPT_IN[s])}" if s in OPT_IN else ""
+        extra = f"; opt-in: {', '.join(OPT_IN[s])}" if OPT_IN.get(s) else ""
         dflt = f" (default: {', '.join(DEFAULT_CONFIGS[s])})" if s in DEFAULT_CONFIGS else ""
         click.echo(f"{s}{dflt}: {', '.join(CONFIGS[s])}{extra}")
 
