@@ -1,6 +1,7 @@
 """The plots of report.html, made with plotly from report.json data alone (Note [self-contained
 html] in shapefuzz/report/__init__.py): programs and findings over time, throughput, outcome classes per
-system and config, z3 verdicts, op-family / op / decision-kind coverage."""
+system and config, z3 verdicts, op-family / op / decision-kind coverage, and where the time
+went (report.json's time_split, Note [time split] in shapefuzz/campaign/timing.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 __all__ = ["PLOT_NAMES", "figures", "render"]
 
 #: every plot a report can hold, in page order (z3 only when the report has verdict counts)
-PLOT_NAMES = ("timeline", "throughput", "outcomes", "z3", "families", "ops", "decisions")
+PLOT_NAMES = ("timeline", "throughput", "time", "outcomes", "z3", "families", "ops", "decisions")
 _MAX_POINTS = 400
 _OUTCOME_COLORS = {"ok": "#4c9a2a", "dde": "#4a78c2", "constraint": "#e0a030", "error": "#c0392b",
                    "crash": "#222222", "timeout": "#999999"}
@@ -40,6 +41,9 @@ def figures(d: dict[str, Any], families: dict[str, int], z3: dict[str, int]) -> 
             fig.update_layout(yaxis={"title": "programs/s", "rangemode": "tozero"})
             out["throughput"] = _titled(fig, f"Throughput (mean {d.get('throughput', 0):.2f} programs/s)",
                                         "elapsed s")
+    split = d.get("time_split")
+    if isinstance(split, dict) and (split.get("phases_s") or split.get("systems")):
+        out["time"] = _time_split(go, split)
     outcomes = d.get("outcomes", {})
     if outcomes:
         cols = [f"{s}:{c}" for s in sorted(outcomes) for c in sorted(outcomes[s])]
@@ -85,6 +89,25 @@ def _titled(fig, title: str, xtitle: str):
     fig.update_layout(title={"text": title}, xaxis={"title": xtitle}, template="plotly_white",
                       margin={"l": 60, "r": 60, "t": 50, "b": 60}, height=380)
     return fig
+
+
+#: the workers' share of a job, in bar order (Note [time split])
+_WORKER_PARTS = ("trace_s", "replay_s", "z3_s", "ipc_s")
+
+
+def _time_split(go, split: dict):
+    """One stacked bar for the campaign's wall phases, one per system for its workers' time."""
+    phases = {k: v for k, v in (split.get("phases_s") or {}).items() if isinstance(v, (int, float)) and v > 0}
+    systems = {s: row for s, row in (split.get("systems") or {}).items() if isinstance(row, dict)}
+    rows = ["campaign (wall)"] + [f"workers: {s}" for s in sorted(systems)]
+    bars = [go.Bar(name=k, orientation="h", y=[rows[0]], x=[v]) for k, v in phases.items()]
+    for part in _WORKER_PARTS:
+        xs = [float(systems[s].get(part, 0.0)) for s in sorted(systems)]
+        if any(xs):
+            bars.append(go.Bar(name=f"worker {part[:-2]}", orientation="h", y=rows[1:], x=xs))
+    fig = go.Figure(bars)
+    fig.update_layout(barmode="stack", yaxis={"autorange": "reversed"})
+    return _titled(fig, f"Where the time went ({split.get('wall_s', 0):.0f} s of wall time)", "seconds")
 
 
 def _bars(go, counts: dict[str, int], title: str, ytitle: str):

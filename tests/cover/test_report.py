@@ -129,7 +129,9 @@ def test_report_html_renders_plots_in_headless_chromium(tmp_path):
     browser = _chromium()
     if browser is None:
         pytest.skip("no chromium on PATH (.ci/run installs the Debian package: apt-get install chromium)")
-    write_report(tmp_path, report_data(z3={"unsat": 12, "sat": 1}))
+    split = {"wall_s": 60.0, "phases_s": {"startup": 3.0, "generate": 7.0, "wait": 45.0, "confirm": 5.0},
+             "systems": {"make_fx": {"trace_s": 40.0, "replay_s": 2.0, "z3_s": 3.0, "ipc_s": 1.0}}}
+    write_report(tmp_path, report_data(z3={"unsat": 12, "sat": 1}, time_split=split))
     r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                         "--virtual-time-budget=20000", "--dump-dom", (tmp_path / "report.html").as_uri()],
                        capture_output=True, text=True, timeout=240)
@@ -137,7 +139,7 @@ def test_report_html_renders_plots_in_headless_chromium(tmp_path):
     assert "<h1>shapefuzz campaign report</h1>" in dom, r.stderr[-2000:]
     parts = re.split(r"<div[^>]*id=\"plot-", dom)[1:]
     rendered = {p.split('"', 1)[0]: p for p in parts}
-    expected = {"timeline", "throughput", "outcomes", "z3", "families", "ops", "decisions"}
+    expected = {"timeline", "throughput", "time", "outcomes", "z3", "families", "ops", "decisions"}
     assert set(rendered) == expected == set(PLOT_NAMES)
     for name, html in rendered.items():
         # plotly drew an svg with axes and data marks inside the div
