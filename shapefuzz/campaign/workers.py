@@ -36,6 +36,7 @@ a campaign can keep several programs in flight (Note [parallel rounds] in campai
 from __future__ import annotations
 
 import dataclasses
+import gc
 import importlib
 import multiprocessing as mp
 import os
@@ -150,6 +151,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     import_plugins(plugins)
     _warm_up()
     timer = install_job_timer()  # Note [time split]
+    gc.freeze()  # Note [frozen heap] (run.py): torch's objects are never garbage
     _limit_memory(memory_mb)
     start = _torch_state()
     conn.send(("ready", None))
