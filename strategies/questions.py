@@ -11,6 +11,11 @@ __all__ = ["qprograms"]
 
 # The question patterns of seed 000: u >= 0, u == 0, u == 1, u > 0, u >= 2 ...
 _SEED_PATTERNS = [(">=", 0), ("==", 0), ("==", 1), (">", 0), (">=", 2), ("!=", 0), ("<", 2)]
+#: constants of real-world shape arithmetic beyond 0-4: powers of two and primes up to 1024
+#: (`256 * u0 % 447` is a real shape)
+_POWERS = [2 ** k for k in range(1, 11)]
+_PRIMES = [3, 5, 7, 11, 13, 17, 31, 61, 127, 257, 331, 447, 509, 1021]  # 447 = 3 * 149: a real modulus
+LARGE_CONSTANTS = sorted(set(_POWERS + _PRIMES))
 
 
 def qprograms(max_ops: int = 16, max_hint: int = 8) -> st.SearchStrategy[QProgram]:
@@ -29,6 +34,7 @@ class _QGen:
         self.draw = draw
         self.instrs: list[QInstr] = []
         self.vals: list[int] = []
+        self.last_ask: QInstr | None = None
 
     def emit(self, ins: QInstr, value: int | None = None) -> None:
         self.instrs.append(ins)
@@ -42,6 +48,8 @@ class _QGen:
             if draw(st.booleans()):
                 return Ref(cands[-1])
             return Ref(draw(st.sampled_from(cands)))
+        if hi is None and not draw(st.integers(0, 4)):
+            return draw(st.sampled_from(LARGE_CONSTANTS))
         return draw(st.integers(1 if lo == 1 else -2, 4 if hi is None else max(hi, 1)))
 
     def val(self, a):
@@ -74,7 +82,31 @@ class _QGen:
                 cmp = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}[cmp]
             self.emit(QInstr("check", (cmp, a, b)))
         else:
-            self.emit(QInstr("ask", (draw(st.sampled_from(ASK_MODES)), cmp, a, b)))
+            self.last_ask = QInstr("ask", (draw(st.sampled_from(ASK_MODES)), cmp, a, b))
+            self.emit(self.last_ask)
+            return
+        self.ask_again()
+
+    def ask_again(self) -> None:
+        """The last question again after a new fact: its answer may only get sharper."""
+        if self.last_ask is not None and not self.draw(st.integers(0, 2)):
+            self.emit(self.last_ask)
+
+    def size_fact(self) -> None:
+        """torch._check_is_size, or a range constraint around the value (mostly true)."""
+        draw = self.draw
+        refs = [k for k, v in enumerate(self.vals) if v >= 0 or not draw(st.integers(0, 9))]
+        if not refs:
+            return
+        k = draw(st.sampled_from(refs[-3:]))
+        if draw(st.booleans()):
+            self.emit(QInstr("check_is_size", (Ref(k),)))
+        else:
+            v = self.vals[k]
+            lo = v - draw(st.sampled_from([0, 0, 1, 2, 5, v, v + 1]))
+            hi = max(lo, v + draw(st.sampled_from([0, 1, 3, 8, 64, 1024])))
+            self.emit(QInstr("constrain_range", (Ref(k), lo, hi)))
+        self.ask_again()
 
 
 @st.composite
@@ -85,7 +117,8 @@ def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
     for _ in range(max_ops):
         if g.instrs and not draw(st.integers(0, 9)):
             break
-        kind = draw(st.sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check"]))
+        kind = draw(st.sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check",
+                                     "size_fact"]))
         if kind == "backed" or (not g.vals and kind != "unbacked"):
             h = draw(hint)
             g.emit(QInstr("backed", (h,)), h)
@@ -94,6 +127,8 @@ def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
             g.emit(QInstr("unbacked", (u,)), u)
         elif kind == "binop":
             g.binop()
+        elif kind == "size_fact":
+            g.size_fact()
         else:
             g.comparison(kind)
     return QProgram(tuple(g.instrs))

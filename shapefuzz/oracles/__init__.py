@@ -8,11 +8,13 @@ from shapefuzz.oracles import (  # noqa: F401  (each module registers its oracle
     contract,
     differential,
     frontends,
+    history,
     metamorphic,
     recompile,
     replay,
     soundness,
     specialization,
+    spurious_dde,
     truth,
 )
 from shapefuzz.oracles.agreement import eager_agreement

@@ -62,8 +62,10 @@ def _replays_of(finding: Finding, obs: Observation, kind: str):
 #: what a finding's repro compares: the system against eager (or a question program's truth);
 #: two runs of the program on one system (metamorphic); compiled graphs against their own facts
 #: and each other (the finding's kind says which check); one system under several configs; or
-#: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed)
-COMPARES = ("eager", "runs", "graphs", "configs", "proof")
+#: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed;
+#: question programs: the issue form raises it and runs the proof itself); or one question in
+#: the live env against a fresh env holding the same facts (history)
+COMPARES = ("eager", "runs", "graphs", "configs", "proof", "fresh-env")
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 what a system recorded. The system asked the prover about its own claims while its artifact was
 alive and replayed each counter-model to confirm it (shapefuzz.systems.claims: Note [axioms],
 Note [counterexample replay]); the SmtCheck records it left on Observation.smt are all this
-oracle reads. A confirmed refutation (and a DDE the facts decide) is a finding; unknown and
+oracle reads. A confirmed refutation is a finding (a DDE the facts decide is the spurious-dde
+oracle's, shapefuzz.oracles.spurious_dde); unknown and
 timeout are verdicts, counted in the report, never findings and never passes.
 """
 
@@ -13,28 +14,22 @@ from shapefuzz.oracles.findings import Finding
 
 __all__ = ["ORACLES", "smt_findings", "verdict_counts"]
 
-ORACLES = ("static-soundness", "guard-soundness", "spurious-dde", "hint-sanity")
+ORACLES = ("static-soundness", "guard-soundness", "hint-sanity")
 
-_SEVERITY = {"static-soundness": "critical", "guard-soundness": "critical", "spurious-dde": "medium",
-             "hint-sanity": "critical"}
+_SEVERITY = {"static-soundness": "critical", "guard-soundness": "critical", "hint-sanity": "critical"}
 
 
 def smt_findings(program, obs) -> list[Finding]:
-    """A finding per confirmed refutation (and per spurious DDE). The replay input of a tensor
+    """A finding per confirmed refutation (a DDE the facts decide is shapefuzz.oracles.spurious_dde's
+    finding, from the same records). The replay input of a tensor
     program's finding is obs.smt[i].replay; run.py reads it through replay_of()."""
     from shapefuzz.oracles.agreement import signature
 
     out = []
     for i, c in enumerate(getattr(obs, "smt", ())):
         if c.oracle == "spurious-dde":
-            # ref's range reasoning is deliberately smaller than torch's (it has no rules for
-            # PythonMod equalities, for one): its missed proofs are not torch's, and the system
-            # differential already shows where ref raises and torch does not
-            if c.status != "unsat" or obs.system == "ref":
-                continue
-            kind = "spurious-dde"
-            detail = f"data-dependent error on {c.claim}, but {c.reason} (facts: {_facts_text(obs)})"
-        elif c.status == "sat" and c.confirmed:
+            continue  # its own oracle's verdict (shapefuzz.oracles.spurious_dde)
+        if c.status == "sat" and c.confirmed:
             kind = {"static-soundness": "unsound-static", "guard-soundness": "unsound-guards",
                     "hint-sanity": "guard-false-at-hint"}[c.oracle]
             d = obs.decisions[c.decision] if 0 <= c.decision < len(obs.decisions) else None
@@ -83,14 +78,10 @@ def _smt_replay_input(finding: Finding, obs, kind: str) -> tuple:
 
 ORACLE_OBJ = register(Oracle(
     "z3-soundness", "critical", "every decision taken without a guard must follow from the facts, "
-    "guards and asserts must imply what the trace relied on, and a data-dependent error is raised "
-    "only on what the facts leave open (z3)", lambda c: smt_findings(c.program, c.obs),
-    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES,
-    compares_by_name=(("spurious-dde", "proof"),), helps=(
+    "guards and asserts must imply what the trace relied on (z3)", lambda c: smt_findings(c.program, c.obs),
+    per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES, helps=(
         ("static-soundness", "a decision taken without a guard or assert must follow from what is "
          "known (z3 found values where it is false; the input below is one)"),
         ("guard-soundness", "guards and asserts must imply every decision the trace depends on (z3 "
          "found values they accept where a decision is false; the input below is one)"),
-        ("hint-sanity", "every guard must hold at the hints it was recorded with"),
-        ("spurious-dde", "a data-dependent error must not be raised on an expression the known "
-         "facts decide (z3 proved it from them)"))))
+        ("hint-sanity", "every guard must hold at the hints it was recorded with"))))

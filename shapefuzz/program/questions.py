@@ -14,6 +14,9 @@ Ops (values are SymInts, numbered like tensor programs' values; literals are int
   unbacked(value)            a fresh unbacked symbol; `value` is its concrete value
   binop(op, a, b)            + - * // % max min
   check(cmp, a, b)           torch._check(a cmp b): a deferred runtime assert / guard
+  check_is_size(a)           torch._check_is_size(a): a >= 0 (and a size-like symbol)
+  constrain_range(a, lo, hi) a range constraint lo <= a <= hi (torch._constrain_as_size as
+                             traced when lo >= 0, else torch's constrain_range); no assert
   ask(mode, cmp, a, b)       a question; mode: bool | guard_or_false | guard_or_true |
                              statically_known_true | size_oblivious
 """
@@ -31,17 +34,22 @@ __all__ = [
     "ASK_MODES",
     "BINOPS",
     "COMPARE",
+    "FACT_OPS",
     "FALLBACK",
     "QOPS",
     "QSCHEMA",
     "QInstr",
     "QProgram",
     "Truth",
+    "fact_holds",
     "truth",
 ]
 
 QSCHEMA = 1
-QOPS = {"backed": 1, "unbacked": 1, "binop": 3, "check": 3, "ask": 4}  # op -> arity
+QOPS = {"backed": 1, "unbacked": 1, "binop": 3, "check": 3, "check_is_size": 1,
+        "constrain_range": 3, "ask": 4}  # op -> arity
+#: the ops that state a fact (a false one makes the program invalid: Truth.failed_check)
+FACT_OPS = ("check", "check_is_size", "constrain_range")
 ASK_MODES = ("bool", "guard_or_false", "guard_or_true", "statically_known_true", "size_oblivious")
 #: what each mode answers when it cannot decide (None: it raises a DDE instead)
 FALLBACK = {"bool": None, "guard_or_false": False, "guard_or_true": True,
@@ -150,6 +158,9 @@ def _check_args(pos: int, ins: QInstr) -> None:
         if ins.op == "backed" and a[0] < 0:
             raise ProgramError(f"instruction {pos}: a backed symbol's hint is a size (>= 0), got {a[0]}")
         return
+    if ins.op in ("check_is_size", "constrain_range"):
+        _check_fact_args(pos, ins, intlike)
+        return
     table = {"binop": BINOPS, "check": COMPARE, "ask": ASK_MODES}[ins.op]
     if a[0] not in table:
         raise ProgramError(f"instruction {pos} ({ins.op}): {a[0]!r} is not one of {sorted(table)}")
@@ -157,6 +168,29 @@ def _check_args(pos: int, ins: QInstr) -> None:
         raise ProgramError(f"instruction {pos} (ask): {a[1]!r} is not a comparison")
     for x in a[-2:]:
         intlike(x, "operand")
+
+
+def _check_fact_args(pos: int, ins: QInstr, intlike) -> None:
+    a = ins.args
+    if not isinstance(a[0], Ref):
+        raise ProgramError(f"instruction {pos} ({ins.op}): needs a value (v<k>), got {a[0]!r}")
+    if ins.op == "constrain_range":
+        for x in a[1:]:
+            if not isinstance(x, int) or isinstance(x, bool):
+                raise ProgramError(f"instruction {pos} (constrain_range): bounds must be int literals, got {x!r}")
+            intlike(x, "bound")
+        if a[1] > a[2]:
+            raise ProgramError(f"instruction {pos} (constrain_range): min {a[1]} is above max {a[2]}")
+
+
+def fact_holds(ins: QInstr, v) -> bool:
+    """Does the fact a check / check_is_size / constrain_range states hold? `v` reads operands."""
+    a = ins.args
+    if ins.op == "check":
+        return COMPARE[a[0]](v(a[1]), v(a[2]))
+    if ins.op == "check_is_size":
+        return v(a[0]) >= 0
+    return a[1] <= v(a[0]) <= a[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +218,8 @@ def truth(p: QProgram) -> Truth:
                 vals.append(BINOPS[a[0]](v(a[1]), v(a[2])))
             except ZeroDivisionError:
                 return Truth(tuple(vals), tuple(answers), pos)
-        elif ins.op == "check":
-            if not COMPARE[a[0]](v(a[1]), v(a[2])):
+        elif ins.op in FACT_OPS:
+            if not fact_holds(ins, v):
                 return Truth(tuple(vals), tuple(answers), pos)
         else:
             answers.append(bool(COMPARE[a[1]](v(a[2]), v(a[3]))))

@@ -14,7 +14,12 @@ from __future__ import annotations
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.repro import common
-from shapefuzz.repro.templates import questions_check, questions_issue
+from shapefuzz.repro.templates import (
+    questions_check,
+    questions_dde,
+    questions_history,
+    questions_issue,
+)
 
 __all__ = ["check", "issue", "line_limit", "program_lines"]
 
@@ -38,7 +43,7 @@ ANSWER = "answer({q}, c, {ask}, {fallback!r}, {want!r})"
 
 
 def program_lines(p: QProgram, backed: str = "backed", question: str = CLAIM,
-                  stop_after_last_ask: bool = False) -> list[str]:
+                  stop_after_last_ask: bool = False, check: str = "torch._check") -> list[str]:
     """The program as ShapeEnv calls, one line per instruction (two for a question), up to the
     first false torch._check (the program is invalid past it). Every literal is an int and
     every operator a validated table key (QProgram.validate). A size-oblivious question assumes
@@ -60,12 +65,16 @@ def program_lines(p: QProgram, backed: str = "backed", question: str = CLAIM,
             fmt = {"max": "torch.sym_max({}, {})", "min": "torch.sym_min({}, {})"}.get(a[0], "{} " + a[0] + " {}")
             lines.append(f"v{v} = " + fmt.format(_arg(a[1]), _arg(a[2])))
         elif ins.op == "check":
-            lines.append(f"torch._check({_arg(a[1])} {a[0]} {_arg(a[2])})")
+            lines.append(f"{check}({_arg(a[1])} {a[0]} {_arg(a[2])})")
+        elif ins.op == "check_is_size":
+            lines.append(f"{check}_is_size({_arg(a[0])})")
+        elif ins.op == "constrain_range":
+            lines.append(f"constrain({_arg(a[0])}, {int(a[1])}, {int(a[2])})")
         else:
             mode = a[0]
             lines.append(f"c = {_arg(a[2])} {a[1]} {_arg(a[3])}")
             call = _MODES[mode].format(c="c")
-            checked = mode != "size_oblivious" or question == RECORD
+            checked = mode != "size_oblivious" or question not in (CLAIM, ANSWER)
             lines.append(question.format(q=q, ask=call, fallback=FALLBACK[mode], want=t.answers[q])
                          if checked else call)
             q += 1
@@ -100,8 +109,9 @@ def _under_config(case, s: common.Settings, lines: list[str]) -> list[str]:
 
 def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
-    if common.compares(f) == "runs":
-        return _metamorphic(case, torch_version)
+    special = {"runs": _metamorphic, "proof": _spurious_dde, "fresh-env": _history}.get(common.compares(f))
+    if special is not None:
+        return special(case, torch_version)
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     alt = _alt_answers(case)
@@ -115,11 +125,16 @@ def issue(case, torch_version: str = "") -> str:
              if alt is not None else "wrong = []  # the answers that are not the concrete answer\n",
              common.function(questions_issue, backed),
              *([common.function(questions_issue, "unbacked")] if any("unbacked()" in x for x in body) else []),
+             *_constrain_helper(body),
              common.function(questions_issue, "claim" if alt is not None else "answer"),
              *([common.function(questions_issue, "replay")] if alt is not None else []),
              common.block(questions_issue, "run", "\n".join(_under_config(case, s, body)))]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
     return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
+
+
+def _constrain_helper(lines: list[str]) -> list[str]:
+    return [common.function(questions_issue, "constrain")] if any("constrain(" in x for x in lines) else []
 
 
 def _alt_answers(case) -> list[bool] | None:
@@ -155,11 +170,77 @@ def _metamorphic(case, torch_version: str) -> str:
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)), "answers = []  # per run: (answer, is it a claim) per question\n",
              common.function(questions_issue, backed),
              *([common.function(questions_issue, "unbacked")] if any(i.op == "unbacked" for i in p.instrs) else []),
+             *_constrain_helper(program_lines(p, backed, RECORD)),
              common.function(questions_issue, "ask"), *funcs,
              f"first, second, kind, mapping = program, {second}, {kind!r}, {mapping!r}\n",
              common.block(questions_issue, "two_runs")]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
     return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
+
+
+# ---- spurious DDE and history: the program up to one question ------------------------------------
+QUIET = "{ask}"  # an earlier question, asked for its effect on the env
+ASKED = "asked(lambda: {ask})"  # history: an earlier question in the live env
+FACTS_OF = "facts_of({q})"  # history: the facts that question added, in the fresh env
+
+
+def _upto(p: QProgram, k: int) -> QProgram:
+    """The program up to and including its question k (the finding's question)."""
+    return QProgram(p.instrs[: p.asks()[k] + 1])
+
+
+def _backed_name(s: common.Settings) -> str:
+    return "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
+
+
+def _spurious_dde(case, torch_version: str) -> str:
+    """The program up to the question that raises (through its public call), then z3 on what the
+    program told torch (Note [facts torch is given]): exit 1 while the DDE is raised and z3
+    decides its expression."""
+    f, p = case.finding, case.program
+    s, note = _settings(case)
+    backed = _backed_name(s)
+    body = program_lines(_upto(p, f.replay_index), backed, QUIET)
+    low = 0 if s.fx.get("backed_size_oblivious") or s.env_kwargs.get("specialize_zero_one") is False else 2
+    parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
+             "facts = []  # what the program tells torch beyond its guards and asserts\n",
+             f"low = {low}  # a backed size's creation range: >= low\n",
+             common.function(questions_issue, backed, docstring=False),
+             *([common.function(questions_issue, "unbacked", docstring=False)] if any("unbacked()" in x for x in body) else []),
+             *([common.function(questions_dde, "constrain")] if any("constrain(" in x for x in body) else []),
+             common.function(questions_dde, "to_z3"),
+             common.block(questions_dde, "dde_proof", "\n".join(_under_config(case, s, body)))]
+    lines = (common.safe(f.detail, 900),) + ((note,) if note else ())
+    return common.script(common.doc(case, torch_version, lines), ["import sys", *common.imports_of(questions_dde),
+                                                                  *_imports(s)], parts)
+
+
+def _history(case, torch_version: str) -> str:
+    """Two ShapeEnvs side by side: the program with every question (live), and the same facts
+    with only the finding's question (fresh: an earlier question's guards and asserts in its
+    place, Note [history replay])."""
+    f, p = case.finding, case.program
+    s, note = _settings(case)
+    backed = _backed_name(s)
+    q = _upto(p, f.replay_index)
+    mode = q.instrs[-1].args[0]
+    call = _MODES[mode].format(c="c")
+    last = f"{{}} = answer_of(lambda: {call}, c, {FALLBACK[mode]!r})"
+    live = program_lines(q, backed, ASKED)[:-1] + [last.format("live_answer")]
+    fresh = [x for x in program_lines(QProgram(q.instrs[:-1]), backed, FACTS_OF) if not x.startswith("c = ")]
+    fresh += [live[-2], last.format("fresh_answer")]
+    helpers = [common.function(questions_history, n) for n in ("_asserts", "asked", "facts_of", "answer_of", "compare")]
+    parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
+             "added = []  # (guards, asserts) each earlier question added in the live run\n",
+             common.function(questions_issue, backed, docstring=False),
+             *([common.function(questions_issue, "unbacked", docstring=False)] if any(i.op == "unbacked" for i in q.instrs) else []),
+             *_constrain_helper(live), *helpers,
+             *[x + "\n" for x in _under_config(case, s, live)],
+             *[x + "\n" for x in _under_config(case, s, fresh)],
+             "compare(live_answer, fresh_answer)\n"]
+    lines = (common.safe(f.detail, 600),) + ((note,) if note else ())
+    return common.script(common.doc(case, torch_version, lines),
+                         ["import sys", *common.imports_of(questions_history), *_imports(s)], parts)
 
 
 # ---- check.py: the full harness ------------------------------------------------------------------
@@ -171,6 +252,8 @@ def check(case, torch_version: str = "") -> str:
     from shapefuzz.program.metamorphic import ask_map, redundant
 
     f, p = case.finding, case.program
+    if common.compares(f) in ("proof", "fresh-env"):
+        return issue(case, torch_version)  # the issue form is the whole check
     s, _ = _settings(case)
     config = f.config if s.slow or s.env_kwargs or s.fx else ""
     if s.slow and not all(ch.isalnum() or ch in "-=:+_" for ch in config):

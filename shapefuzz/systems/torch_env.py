@@ -8,6 +8,10 @@ Each instruction maps to the torch API a tracer would use (TORCH_NOTES section 3
                 binding and the truth oracle use)
   binop         SymInt arithmetic; torch.sym_max / torch.sym_min
   check         torch._check(a cmp b)
+  check_is_size torch._check_is_size(a)
+  constrain_range  torch's range constraint on a symbol (Note [facts torch is given]):
+                _constrain_range_for_size (what torch._constrain_as_size does when traced) for
+                a lower bound >= 0, constrain_range below that
   ask           bool / guard_or_false / guard_or_true / statically_known_true /
                 guard_size_oblivious on (a cmp b)
 
@@ -34,6 +38,8 @@ from torch._dynamo.source import ConstantSource
 from torch.fx.experimental.symbolic_shapes import (
     DimDynamic,
     ShapeEnv,
+    _constrain_range_for_size,
+    constrain_range,
     guard_or_false,
     guard_or_true,
     statically_known_true,
@@ -42,6 +48,7 @@ from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import COMPARE, FALLBACK, QInstr, QProgram
+from shapefuzz.systems import history
 from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity, question_checks
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts
 from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
@@ -83,6 +90,8 @@ class TorchEnvSystem:
                           smt=run.checks(program, outcome))
             if outcome.kind == "ok":
                 obs = replace(obs, qreplays=run.replays(program))
+            obs = replace(obs, history=history.replay(
+                program, run.live(), lambda: _Run(ShapeEnv(**cfg.env_kwargs), run.bso)))
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
         return replace(obs, elapsed_s=time.perf_counter() - t0, log=log)
 
@@ -98,14 +107,22 @@ class _Run:
         self.raw: list[tuple[Any, bool, str]] = []  # (expr, answer, how): printed at the end
         self.axioms: list[tuple[int, str, Any]] = []  # Note [axioms] (systems.claims)
         self._asserts_seen: set = set()
+        self.ask_facts: list[tuple[list, list]] = []  # (guards, asserts) each question added
+        self.stopped: int | None = None  # the instruction that raised, if one did
 
     def execute(self, program: QProgram) -> Outcome:
-        for ins in program.instrs:
+        for pos, ins in enumerate(program.instrs):
             try:
                 self.step(ins)
             except Exception as e:
+                self.stopped = pos
                 return classify(e)
         return Outcome("ok")
+
+    def live(self) -> history.Live:
+        """What the history replay needs from this run (shapefuzz.systems.history)."""
+        return history.Live(tuple((str(e), str(a), how) for e, a, how in self.raw),
+                            tuple(self.ask_facts), self.stopped)
 
     def arg(self, a: Any) -> Any:
         return self.values[a.index] if isinstance(a, Ref) else a
@@ -123,8 +140,28 @@ class _Run:
             n_guards, n_asserts = len(self.se.guards), self.se.num_deferred_runtime_asserts
             torch._check(cond)
             self.learn(n_guards, n_asserts, cond.node.expr if isinstance(cond, torch.SymBool) else None)
+        elif ins.op == "check_is_size":
+            v, n_guards, n_asserts = self.arg(a[0]), len(self.se.guards), self.se.num_deferred_runtime_asserts
+            torch._check_is_size(v)
+            self.learn(n_guards, n_asserts, sympy.Ge(v.node.expr, 0) if isinstance(v, torch.SymInt) else None)
+        elif ins.op == "constrain_range":
+            self.constrain(self.arg(a[0]), a[1], a[2])
         else:
             self.ask(a[0], COMPARE[a[1]](self.arg(a[2]), self.arg(a[3])))
+
+    def constrain(self, v: Any, lo: int, hi: int) -> None:
+        """A range constraint; an axiom only where torch takes it (Note [facts torch is given])."""
+        if not isinstance(v, torch.SymInt):
+            constrain_range(v, min=lo, max=hi)  # an int: checked, as eager checks it
+            return
+        expr = v.node.expr
+        if lo >= 0 and isinstance(expr, sympy.Symbol):
+            _constrain_range_for_size(v, min=lo, max=hi)
+        else:
+            constrain_range(v, min=lo, max=hi)  # a non-symbol expression: torch ignores it
+        if isinstance(expr, sympy.Symbol) or expr.is_Integer:
+            at = len(self.raw)
+            self.axioms += [(at, "range", sympy.Ge(expr, lo)), (at, "range", sympy.Le(expr, hi))]
 
     def backed(self, hint: int) -> Any:
         se, src = self.se, ConstantSource(f"v{len(self.values)}")
@@ -162,7 +199,14 @@ class _Run:
         else:
             how = "static"
         self.raw.append((expr, answer, how))
+        self.ask_facts.append(([g.expr for g in se.guards[n_guards:]], self._new_asserts(n_asserts)))
         self.learn(n_guards, n_asserts, None)
+
+    def _new_asserts(self, n_asserts: int) -> list:
+        if self.se.num_deferred_runtime_asserts == n_asserts:
+            return []
+        return [ra.expr for ras in self.se.deferred_runtime_asserts.values() for ra in ras
+                if ra.expr not in self._asserts_seen]
 
     def learn(self, n_guards: int, n_asserts: int, checked: Any) -> None:
         """Guards, asserts and checked conditions, known from the next question on."""

@@ -46,6 +46,9 @@ wrong: list[str]
 claims: list[tuple[int, bool]]
 answers: list
 leaves: list
+facts: list  # spurious-DDE repros: what the program told torch (sympy)
+c: Any  # question repros: the condition of the last question asked
+added: list  # history repros: the facts each earlier question added in the live run
 SLOW_CONFIG: str
 # front-end pairs
 M: Any

@@ -14,6 +14,8 @@ from torch._dynamo.source import ConstantSource
 from torch.fx.experimental.symbolic_shapes import (
     DimDynamic,
     ShapeEnv,
+    _constrain_range_for_size,
+    constrain_range,
     guard_or_false,
     guard_or_true,
     guard_size_oblivious,
@@ -33,6 +35,14 @@ def backed(hint, name):
     """A backed size, as torch makes one for a tensor dim."""
     src = ConstantSource(name)
     return se.create_symintnode(se.create_symbol(hint, src, DimDynamic.DUCK), hint=hint, source=src)
+
+
+def constrain(v, lo, hi):
+    """A range constraint, as torch._constrain_as_size (lo >= 0) / constrain_range take one."""
+    if lo >= 0 and isinstance(v, torch.SymInt) and isinstance(v.node.expr, sympy.Symbol):
+        _constrain_range_for_size(v, min=lo, max=hi)
+    else:
+        constrain_range(v, min=lo, max=hi)
 
 
 def backed_oblivious(hint, name):

@@ -60,6 +60,14 @@ def run(program: QProgram, settings: RefSettings) -> Trace:
                 checked = env.expr_of(rel)
                 check(env, rel)
                 axioms.append((len(answers), "check", checked))
+            elif ins.op == "check_is_size":
+                rel = relational(env, ">=", operand(a[0]), env.constant(0))
+                checked = env.expr_of(rel)
+                check(env, rel)
+                axioms.append((len(answers), "check", checked))
+                _size_like(env, operand(a[0]))
+            elif ins.op == "constrain_range":
+                axioms += constrain(env, operand(a[0]), a[1], a[2], len(answers))
             else:
                 answers.append(ask(env, a[0], relational(env, a[1], operand(a[2]), operand(a[3]))))
             axioms += [(len(answers), "guard", g) for g in env.guards[seen[0]:]]
@@ -67,6 +75,36 @@ def run(program: QProgram, settings: RefSettings) -> Trace:
     except FAILURES as e:
         failure = e
     return Trace(env, tuple(nodes), tuple(answers), failure, tuple(axioms))
+
+
+def _size_like(env: RefEnv, node: Node) -> None:
+    sym = env.expr_of(node)
+    if getattr(sym, "is_Symbol", False) and env.is_unbacked(sym):
+        env.size_like.add(sym)
+
+
+def constrain(env: RefEnv, node: Node, lo: int, hi: int, at: int) -> list:
+    """A range constraint, as torch takes one (shapefuzz.systems.torch_env.Note [facts torch is
+    given]): a symbol's range narrows (size-like when lo >= 0), a constant is checked, any
+    other expression is ignored. Returns the axioms it adds."""
+    import sympy
+
+    from shapefuzz.systems.ref.ranges import Interval
+
+    e = env.expr_of(node)
+    if e.is_Integer:
+        if not lo <= int(e) <= hi:
+            raise CheckFailed(sympy.And(sympy.Ge(e, lo), sympy.Le(e, hi)), "constant out of range")
+        return []
+    if not e.is_Symbol:
+        return []
+    r = env.range_of(e).intersect(Interval(lo, hi))
+    if r is None:
+        raise CheckFailed(sympy.And(sympy.Ge(e, lo), sympy.Le(e, hi)), "empty range")
+    env.ranges[e] = r
+    if lo >= 0:
+        env.size_like.add(e)
+    return [(at, "range", sympy.Ge(e, lo)), (at, "range", sympy.Le(e, hi))]
 
 
 def _creation_range(env: RefEnv, node: Node, axioms: list, at: int) -> None:

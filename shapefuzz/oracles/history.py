@@ -1,0 +1,60 @@
+"""Oracle 10, history independence [medium]: a question asked in a fresh ShapeEnv holding the
+same facts (and none of the earlier questions) must not get a sharper answer than the live run
+gave it. The system replays the questions (Note [history replay] in shapefuzz.systems.history);
+this oracle compares: a finding when the fresh env claims (an answer that is not a fallback, no
+data-dependent error) where the live run raised one, or fell back to the other answer, or
+claimed the other answer. The other way round (live sharper than fresh) is no finding: an answer may use any
+fact, and the live run's replayed guards are facts the fresh env got too."""
+
+from __future__ import annotations
+
+from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.systems.observation import Observation
+
+__all__ = ["history_findings", "stale"]
+
+ORACLE = "history"
+_CLAIMS = ("static", "guard", "assert")
+
+
+def stale(live: tuple[str, str], fresh: tuple[str, str]) -> str:
+    """The symptom ('stale-fallback', 'stale-dde', 'different-claim') or ''. Only a difference
+    a caller sees counts: a fresh claim that equals the live fallback's value (statically_known_true
+    False both times, once proved and once not) answers the caller alike."""
+    if fresh[1] not in _CLAIMS:
+        return ""
+    if live[1] == "dde":
+        return "stale-dde"
+    if live[0] == fresh[0]:
+        return ""
+    return "stale-fallback" if live[1] == "fallback" else "different-claim"
+
+
+def history_findings(program, obs: Observation) -> list[Finding]:
+    from shapefuzz.oracles.spurious_dde import valid_until
+
+    for r in obs.history:
+        kind = stale(r.live, r.fresh)
+        if not kind or not valid_until(program, r.question):
+            continue
+        mode = program.instrs[program.asks()[r.question]].args[0]
+        live = "a data-dependent error" if r.live[1] == "dde" else f"{r.live[0]} ({r.live[1]})"
+        detail = (f"question {r.question}: {mode}({r.expr}): live run {live}; a fresh ShapeEnv with "
+                  f"the same facts and no earlier question answers {r.fresh[0]} ({r.fresh[1]})")
+        return [Finding(ORACLE, "medium", obs.system, obs.config, kind,
+                        f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
+                        signature(ORACLE, kind, obs, mode, expr=r.expr), r.question)]
+    return []
+
+
+def _no_input(finding: Finding, obs: Observation, kind: str) -> tuple:
+    return None, None  # the program's own values show it
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "medium", "an answer may depend on the facts known when it is asked, never on which "
+    "questions were asked before (a fresh ShapeEnv with the same facts must not answer sharper)",
+    lambda c: history_findings(c.program, c.obs), kinds=("questions",), per_observation=True,
+    rank=55, replay_input=_no_input, compares="fresh-env"))

@@ -1,0 +1,137 @@
+"""Oracle 7, spurious DDE [medium, symptom `completeness`]: a system raised a data-dependent error
+on an expression that the facts the program itself gave it decide, as z3 shows.
+
+The system asked z3 while it ran (shapefuzz.systems.claims.dde_check over its Observation.axioms
+and final backed ranges, an SmtCheck with oracle "spurious-dde"); this oracle reads the verdict:
+`unsat` (the facts prove the expression true, or prove it false) is a finding; `deserved` (both
+answers possible), unknown and timeout are counted verdicts, never findings. Where `ref`
+answered the same question with a claim, its answer is the finding's evidence too (the
+system-differential `ok-vs-dde` that KNOWN_DIFFERENCES leaves to this oracle).
+
+Note [facts torch is given]: a DDE is spurious only if what torch was actually told implies the
+answer. The facts are the ones a system records as axioms (Note [axioms] in systems/claims.py):
+- a size's creation range (>= 2 under 0/1 specialization, else >= 0), an unbacked tensor size
+  >= 0, a nonzero / masked_select count <= its input's numel (tensor programs);
+- torch._check(cond), which torch keeps as a guard (backed) or a deferred runtime assert;
+  torch._check_is_size(v), which is torch._check(v >= 0) plus a size-like mark;
+- a range constraint on a *symbol* (torch._constrain_as_size as traced, constrain_range);
+- the guards and deferred asserts recorded so far (earlier questions' guards included);
+- a divisor is non-zero wherever the expression divides: the expression is undefined otherwise,
+  eager raised ZeroDivisionError before the question, and torch's own translation validator
+  assumes it too.
+Not facts, and so never the reason for a finding:
+- the concrete value of an unbacked symbol (torch is never told it) and the hints of backed
+  ones beyond their guards (a hint is for policy, not for semantics);
+- a range constraint on a non-symbol expression: constrain_range ignores it (torch's
+  `_constrain_range` handles only symbols and constants), so no axiom is recorded for it;
+- the size-oblivious assumption that a size-like symbol is >= 2: a policy of
+  guard_size_oblivious, not a fact about the values;
+- questions answered by guard_or_false / guard_or_true / statically_known_true: they never
+  raise, so they are no DDE at all (the history oracle looks at their fallbacks).
+"""
+
+from __future__ import annotations
+
+from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.systems.observation import Observation
+
+__all__ = ["expr_class", "spurious_dde", "valid_until"]
+
+ORACLE = "spurious-dde"
+KIND = "completeness"
+#: the torch call a question program's DDE came from, by question mode
+_RAISER = {"bool": "bool", "size_oblivious": "guard_size_oblivious"}
+_FUNCTIONS = {"floor": "FloorDiv", "CleanDiv": "FloorDiv", "Abs": "Abs"}
+
+
+def spurious_dde(program, observations) -> list[Finding]:
+    ref = next((o for o in observations if o.system == "ref" and o.config == "default"), None)
+    out = []
+    for obs in observations:
+        c = _verdict(obs)
+        if c is None or not valid_until(program, len(obs.decisions)):
+            continue
+        cls, raiser = expr_class(c.claim), _raiser(program, obs)
+        evidence = _ref_evidence(program, ref, obs)
+        detail = (f"data-dependent error on {c.claim}, but {c.reason} (z3)\n"
+                  f"facts: {_facts_text(obs)}" + (f"\n{evidence}" if evidence else ""))
+        out.append(Finding(ORACLE, "medium", obs.system, obs.config, KIND,
+                           f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
+                           signature(ORACLE, KIND, obs, raiser, obs.outcome.frame, shape=cls),
+                           len(obs.decisions)))  # the question that raised (its repro asks it)
+    return out
+
+
+def valid_until(program, k: int) -> bool:
+    """Every fact the program states before its question k holds concretely (a false one is
+    an invalid program: from contradicting facts z3 proves anything)."""
+    from shapefuzz.program.questions import truth
+
+    asks = program.asks()
+    bad = truth(program).failed_check
+    return k < len(asks) and (bad is None or bad > asks[k])
+
+
+def _verdict(obs: Observation):
+    """The z3 verdict that the facts decide obs's DDE, or None."""
+    if obs.system == "ref" or obs.outcome.kind != "dde":
+        return None  # ref's reasoning is deliberately smaller than torch's: its DDEs are its own
+    return next((c for c in obs.smt if c.oracle == ORACLE and c.status == "unsat"), None)
+
+
+def _raiser(program, obs: Observation) -> str:
+    """The torch call that raised: the question's mode (question programs), else ''."""
+    asks = getattr(program, "asks", None)
+    if asks is None:
+        return ""
+    k = len(obs.decisions)
+    pos = asks()
+    return _RAISER.get(program.instrs[pos[k]].args[0], "") if k < len(pos) else ""
+
+
+def _ref_evidence(program, ref: Observation | None, obs: Observation) -> str:
+    """What ref answered at the question that raised, when it answered with a claim."""
+    k = len(obs.decisions)
+    if ref is None or getattr(program, "asks", None) is None or k >= len(ref.decisions):
+        return ""
+    d = ref.decisions[k]
+    return "" if d.how == "fallback" else f"ref answers question {k} ({d.expr}): {d.answer} ({d.how})"
+
+
+def expr_class(text: str) -> str:
+    """The expression's class, its signature shape: the relation (Eq for == / !=, Cmp for
+    orderings) and the functions in it, with `nonlinear` for a product or power of symbols, so
+    Min/Max, Mod/PythonMod and FloorDiv land in separate buckets: `Cmp[FloorDiv,nonlinear]`."""
+    import sympy
+
+    from shapefuzz.systems.prover import parse
+
+    try:
+        e = parse(text)
+    except Exception:
+        return "?"
+    rel = "Eq" if isinstance(e, (sympy.Eq, sympy.Ne)) else "Cmp" if e.is_Relational else type(e).__name__
+    fns, nonlinear = set(), False
+    for x in sympy.preorder_traversal(e):
+        if isinstance(x, sympy.Function):
+            fns.add(_FUNCTIONS.get(type(x).__name__, type(x).__name__))
+        elif (x.is_Mul and sum(1 for a in x.args if a.free_symbols) > 1) or (x.is_Pow and x.base.free_symbols):
+            nonlinear = True
+    return f"{rel}[{','.join(sorted(fns) + (['nonlinear'] if nonlinear else []))}]"
+
+
+def _facts_text(obs: Observation) -> str:
+    return "; ".join(f"[{at}] {kind}: {e}" for at, kind, e in obs.axioms)[:3000] or "(none)"
+
+
+def _smt_input(finding: Finding, obs: Observation, kind: str) -> tuple:
+    return None, None  # the program's own values show it: nothing else to replay
+
+
+ORACLE_OBJ = register(Oracle(
+    ORACLE, "medium", "a data-dependent error must not be raised on an expression that the facts "
+    "the program gave torch decide (z3 proves it from them)",
+    lambda c: spurious_dde(c.program, c.observations), kinds=("questions",), rank=65,
+    replay_input=_smt_input, compares="proof"))
