@@ -34,7 +34,7 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 
 from shapefuzz import BadInput
-from shapefuzz.oracles.ab import SPEC_PREFIX, mark
+from shapefuzz.oracles.ab import SLOW_MIN_S, SLOWDOWN, SPEC_PREFIX, mark
 from shapefuzz.oracles.findings import TORCH_SYSTEMS
 from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
 
@@ -262,8 +262,6 @@ class ABPool:
 
 
 # ---- the speed table (Note [A/B samples]) -----------------------------------------------------
-#: a candidate this many times slower than its baseline on a program is a `slowdown` finding
-SLOWDOWN = 2.0
 
 
 def _quantile(xs: list[float], q: float) -> float:
@@ -272,23 +270,28 @@ def _quantile(xs: list[float], q: float) -> float:
 
 
 def read_samples(path: Path, hashes: list[str]) -> list[dict]:
-    """The sample lines of the programs the campaign counted, the last line of each."""
+    """The sample lines of the programs the campaign counted: as many lines of each program
+    hash as the campaign counted it (small question programs repeat), earliest first."""
+    from collections import Counter
+
     if not path.exists():
         return []
-    keep, out = set(hashes), {}
+    left, out = Counter(hashes), []
     for line in path.read_text().splitlines():
         try:
             s = json.loads(line)
         except ValueError:
             continue  # a line cut by a kill: the program is re-run after a resume anyway
-        if isinstance(s, dict) and s.get("hash") in keep:
-            out[s["hash"]] = s
-    return list(out.values())
+        if isinstance(s, dict) and left[s.get("hash")] > 0:
+            left[s["hash"]] -= 1
+            out.append(s)
+    return out
 
 
 def speed_summary(samples: list[dict]) -> dict:
     """Per system: candidate/baseline time ratios (median, p10, p90, a histogram), the median
-    speedup, and the programs where the candidate is more than SLOWDOWN x slower."""
+    speedup, and the programs where the candidate is more than SLOWDOWN x slower (and at least
+    SLOW_MIN_S: the slowdown oracle's rule)."""
     per: dict[str, list] = {}
     for s in samples:
         for system, config, c, b in s["times"]:
@@ -302,7 +305,8 @@ def _system_speed(rows: list) -> dict:
     med = _quantile(ratios, 0.5)
     edges = [0.25, 0.5, 0.8, 0.9, 1.1, 1.25, 2.0, 4.0]
     hist = [sum(1 for r in ratios if lo <= r < hi) for lo, hi in zip([0.0, *edges], [*edges, float("inf")])]
-    slow = sorted((r for r in rows if r[0] > SLOWDOWN), reverse=True)[:20]
+    # the oracle's rule: SLOWDOWN x slower and SLOW_MIN_S more (below it, scheduling noise)
+    slow = sorted((r for r in rows if r[0] > SLOWDOWN and r[1] - r[2] >= SLOW_MIN_S), reverse=True)[:20]
     return {"n": len(rows), "median_ratio": med, "p10_ratio": _quantile(ratios, 0.1),
             "p90_ratio": _quantile(ratios, 0.9), "median_speedup": 1 / med if med else 0.0,
             "candidate_s": sum(r[1] for r in rows), "baseline_s": sum(r[2] for r in rows),

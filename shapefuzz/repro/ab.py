@@ -4,10 +4,10 @@ Note [A/B repro]: an A/B finding is a difference between two torch builds, so no
 shows it. Its repro.py (and check.py, the same script) carries the case as JSON data and the
 baseline (interpreter and environment changes, from the finding's last detail line) and runs
 the program under both sides, each in a fresh process of its own interpreter and environment:
-`python repro.py` is the candidate's interpreter and environment (the one it is run with), and
-the baseline's command is printed. Each side is `python repro.py --side NAME --out FILE`, which
-runs the finding's (system, config) (and eager, on the candidate) the way a campaign worker
-does and writes the observations to FILE. Both sides are printed, the A/B oracle compares
+`python repro.py` is the candidate's interpreter and environment (the one it is run with; that
+side runs in the script's own process), and the baseline's command is printed. One side alone
+is `python repro.py --side NAME --out FILE`, which runs the finding's (system, config) (and
+eager, on the candidate) the way a campaign worker does and writes the observations to FILE. Both sides are printed, the A/B oracle compares
 them, and the script exits 1 while the finding's signature is still produced, 0 once it is not.
 A slowdown is timed: each side runs its jobs 1 + REPEAT times in its process (the first pays
 for lazy imports) and keeps the fastest, and the sides run one after the other, not at once.
@@ -131,19 +131,35 @@ def _run_side(case, jobs, repeat: int) -> list:
     return out
 
 
-def _side(python: str, env: dict, script: str, name: str, timed: bool) -> list:
-    import pickle
-    import subprocess
+class _Later:
+    """One side running in its own process; `result()` waits for its observations."""
+
+    def __init__(self, cmd: list[str], env: dict, out: str, tmp, name: str):
+        import subprocess
+
+        self.out, self.tmp, self.name = out, tmp, name
+        self.proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def result(self) -> list:
+        import pickle
+
+        _, err = self.proc.communicate(timeout=900)
+        try:
+            if self.proc.returncode != 0 or not os.path.exists(self.out):
+                sys.exit(f"the {self.name} side failed (exit {self.proc.returncode}): {err.strip()[-600:]}")
+            with open(self.out, "rb") as fh:
+                return pickle.load(fh)  # written just now by our own child process
+        finally:
+            self.tmp.cleanup()
+
+
+def _side(python: str, env: dict, script: str, name: str, timed: bool) -> _Later:
     import tempfile
 
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "obs.pickle")
-        cmd = [python, script, "--side", name, "--out", out] + (["--timed"] if timed else [])
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
-        if r.returncode != 0 or not os.path.exists(out):
-            sys.exit(f"the {name} side failed (exit {r.returncode}): {r.stderr.strip()[-600:]}")
-        with open(out, "rb") as fh:
-            return pickle.load(fh)  # written just now by our own child process
+    tmp = tempfile.TemporaryDirectory()
+    out = os.path.join(tmp.name, "obs.pickle")
+    cmd = [python, script, "--side", name, "--out", out] + (["--timed"] if timed else [])
+    return _Later(cmd, env, out, tmp, name)
 
 
 def _show(name: str, o) -> None:
@@ -169,10 +185,10 @@ def main(case_json: dict, argv: list[str]) -> int:
         with open(argv[argv.index("--out") + 1], "wb") as fh:
             pickle.dump(obs, fh)
         return 0
-    return _compare(case, spec, line, argv[0], timed)
+    return _compare(case, spec, line, seed, argv[0], timed)
 
 
-def _compare(case, spec: Baseline, line: str, script: str, timed: bool) -> int:
+def _compare(case, spec: Baseline, line: str, seed: int, script: str, timed: bool) -> int:
     from shapefuzz.oracles import check_all
     from shapefuzz.oracles.ab import mark
     from shapefuzz.program.kinds import kind_of
@@ -180,8 +196,12 @@ def _compare(case, spec: Baseline, line: str, script: str, timed: bool) -> int:
     f = case.finding
     print(f"finding: {f.summary}\nsignature: {common.key_of(f)}\nprogram:\n{case.program.pretty()}\n")
     print(f"candidate: {sys.executable} {script}\nbaseline:  {spec.command(script)}\n")
-    cand = _side(sys.executable, dict(os.environ), script, "candidate", timed)
-    base = _side(spec.python, spec.environ(os.environ), script, "baseline", timed)
+    if timed:  # one side at a time, so neither slows the other down
+        cand = _run_side(case, _jobs(case, seed, "candidate"), REPEAT)  # in this process
+        base = _side(spec.python, spec.environ(os.environ), script, "baseline", timed).result()
+    else:  # the baseline's process starts (and imports torch) while this one runs
+        later = _side(spec.python, spec.environ(os.environ), script, "baseline", timed)
+        cand, base = _run_side(case, _jobs(case, seed, "candidate"), 0), later.result()
     _show("candidate", cand[-1])
     _show("baseline ", base[-1])
     eager = cand[0] if kind_of(case.program).has_eager else None
