@@ -111,26 +111,10 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
                        database, progress_log)
-    opts = dataclasses.replace(opts, baseline=_baseline(baseline_python, baseline_env))
+    from shapefuzz.repro.ab import baseline_from_flags
+
+    opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env))
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
-
-
-def _baseline(python, env):
-    """--baseline-python / --baseline-env as a repro.ab.Baseline (None: no A/B mode)."""
-    if python is None and not env:
-        return None
-    from shapefuzz.repro.ab import Baseline
-
-    pairs = []
-    for it in env:
-        key, sep, val = it.partition("=")
-        if not sep or not key:
-            raise BadInput(f"--baseline-env {it!r}: expected KEY=VALUE (KEY= unsets KEY), e.g. PYTHONPATH=")
-        pairs.append((key, val))
-    if python is not None and not os.access(python, os.X_OK):
-        raise BadInput(f"--baseline-python {python}: not an executable file; give the baseline "
-                       "venv's python, e.g. /path/to/venv/bin/python")
-    return Baseline(python or sys.executable, tuple(pairs))
 
 
 def _known(files):

@@ -10,6 +10,7 @@ imports neither torch nor the systems until a shapefuzz test runs."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 import time
 from pathlib import Path
@@ -38,6 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="Known upstream issues fail the campaign test too.")
     g.addoption("--shapefuzz-out", default=None, metavar="DIR",
                 help="Campaign output folder (default: a new temporary folder).")
+    g.addoption("--shapefuzz-baseline-python", default=None, metavar="PATH",
+                help="A/B campaign: the baseline torch's interpreter (shapefuzz fuzz --baseline-python).")
+    g.addoption("--shapefuzz-baseline-env", action="append", default=[], metavar="KEY=VALUE",
+                help="A/B campaign: the baseline's environment change (empty VALUE unsets; repeatable).")
 
 
 class ShapefuzzFailure(Exception):
@@ -123,8 +128,18 @@ class FuzzItem(_Item):
                            workers=opt("shapefuzz_workers"), out=out, gen=GenSettings(), torch_config=(),
                            timeout_s=60.0, shrink_budget_s=30.0, confirm=True, quiet=True,
                            known=load_known(), strict=opt("shapefuzz_strict"))
-        if run_fuzz(opts, t0=time.monotonic()) == 0:  # the budget counts from this test's start
-            return
+        try:
+            from shapefuzz.repro.ab import baseline_from_flags
+
+            opts = dataclasses.replace(opts, baseline=baseline_from_flags(
+                opt("shapefuzz_baseline_python"), opt("shapefuzz_baseline_env")))
+        except BadInput as e:
+            raise ShapefuzzFailure(str(e)) from None
+        try:
+            if run_fuzz(opts, t0=time.monotonic()) == 0:  # the budget counts from this test's start
+                return
+        except BadInput as e:  # e.g. an A/B baseline that cannot import torch
+            raise ShapefuzzFailure(str(e)) from None
         raise ShapefuzzFailure(_findings_text(out, opt("shapefuzz_strict")))
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from shapefuzz.repro import common
 
-__all__ = ["SOURCE_ROOT", "Baseline", "check", "issue", "line_limit", "main"]
+__all__ = ["SOURCE_ROOT", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
 
 #: the source folder holding the shapefuzz package (both sides import it from there)
 SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -60,6 +60,25 @@ class Baseline:
 
         env = " ".join(f"{k}={shlex.quote(v)}" if v else f"-u {k}" for k, v in self.env)
         return f"env {env} {shlex.quote(self.python)} {shlex.quote(script)}".replace("  ", " ")
+
+
+def baseline_from_flags(python: str | None, env: tuple[str, ...] | list[str]) -> Baseline | None:
+    """--baseline-python / --baseline-env (KEY=VALUE, KEY= unsets) as a Baseline; None when
+    neither is given (no A/B mode). BadInput on a malformed flag."""
+    from shapefuzz import BadInput
+
+    if python is None and not env:
+        return None
+    pairs = []
+    for it in env:
+        key, sep, val = it.partition("=")
+        if not sep or not key:
+            raise BadInput(f"--baseline-env {it!r}: expected KEY=VALUE (KEY= unsets KEY), e.g. PYTHONPATH=")
+        pairs.append((key, val))
+    if python is not None and not os.access(python, os.X_OK):
+        raise BadInput(f"--baseline-python {python}: not an executable file; give the baseline "
+                       "venv's python, e.g. /path/to/venv/bin/python")
+    return Baseline(python or sys.executable, tuple(pairs))
 
 
 def line_limit(case) -> int:
