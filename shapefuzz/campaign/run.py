@@ -216,6 +216,14 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
     }
 
 
+def _torch_coverage(pool, camp: Campaign) -> dict | None:
+    """Note [torch coverage] (torchcov.py): the lines the workers' sampled jobs reached."""
+    cov, times = getattr(pool, "coverage", None), getattr(pool, "times", None)
+    if cov is None or times is None:
+        return None
+    return cov.to_json(camp.t0 - camp.offset_s, sum(r["job_s"] for r in times.per.values()))
+
+
 def _time_split(camp: Campaign, elapsed: float) -> dict:
     """Note [time split] (timing.py): wall phases add up to `wall_s`; workers' time per system."""
     split = camp.time_split()
@@ -320,6 +328,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         with camp.clock.phase("report"):
             blames = _blames(camp, pool.run_many)
         shapefuzz_bugs = list(pool.bugs)
+        torch_cov = _torch_coverage(pool, camp)
     dirs = _case_dirs(camp, saved, opts)
     camp.phase = f"confirming {confirmer.unfinished()} finding(s)"
     with camp.clock.phase("confirm"):
@@ -330,7 +339,8 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         findings, unconfirmed = _rows(camp, dirs, verdicts, blames, opts)
     new = [f for f in findings if not f["known"] or opts.strict]
     elapsed = camp.elapsed()
-    write_report(opts.out, _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs, loop_s))
+    report = _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs, loop_s)
+    write_report(opts.out, {**report, "torch_coverage": torch_cov} if torch_cov else report)
     save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
         print(_summary(camp, elapsed, findings, unconfirmed, new, opts))

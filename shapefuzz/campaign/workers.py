@@ -49,6 +49,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from shapefuzz.campaign.timing import SystemTimes, install_job_timer
+from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
 
@@ -151,6 +152,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     import_plugins(plugins)
     _warm_up()
     timer = install_job_timer()  # Note [time split]
+    cov = CovSampler()  # Note [torch coverage]
     gc.freeze()  # Note [frozen heap] (run.py): torch's objects are never garbage
     _limit_memory(memory_mb)
     start = _torch_state()
@@ -162,10 +164,9 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
             return
         if job is None:
             return
-        timer.reset()
-        t = time.perf_counter()
+        split: dict = {}
         try:
-            obs = run_job(job)
+            obs, split = _measured(job, timer, cov)
         except MemoryError:
             obs = _oom(job, memory_mb)
         except Exception:
@@ -178,7 +179,28 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
         if drift:
             conn.send(("drift", (obs, drift)))
             return  # Note [state guard]: every later job here would run on the wrong torch
-        conn.send(("ok", obs, timer.split(time.perf_counter() - t)))
+        conn.send(("ok", obs, split))
+
+
+def _measured(job: Job, timer, cov: CovSampler) -> tuple[Observation, dict]:
+    """run_job, timed (Note [time split]) and on a sample of jobs traced for the torch lines
+    it reaches (Note [torch coverage])."""
+    timer.reset()
+    traced = cov.wants(job.system)
+    t = time.perf_counter()
+    if traced:
+        cov.start()
+    try:
+        obs = run_job(job)
+    finally:
+        if traced:
+            cov.stop()
+    dt = time.perf_counter() - t
+    split, before = timer.split(dt), cov.cost_s
+    cov.done(job.system, dt, traced)
+    if traced:
+        split.update(cov=cov.take(), cov_cost_s=cov.cost_s - before)
+    return obs, split
 
 
 # ---- the parent side ---------------------------------------------------------------------------
@@ -239,6 +261,7 @@ class WorkerPool:
         self._left: dict[Hashable, int] = {}
         self._finished: dict[Hashable, list[Observation]] = {}
         self.times = SystemTimes()  # Note [time split]
+        self.coverage = TorchCoverage()  # Note [torch coverage]
 
     @property
     def size(self) -> int:
@@ -334,8 +357,10 @@ class WorkerPool:
         self._startup_failures = 0
         w.ready = True
         task, w.task = w.task, None
-        if split:
+        if split and split[0]:
             self.times.add(task[2].system, split[0], time.monotonic() - w.sent)
+            if "cov" in split[0]:
+                self.coverage.add(split[0]["cov"], split[0]["cov_cost_s"])
         if tag == "bug":  # Note [shapefuzz bugs]
             job = task[2]
             last = payload.strip().splitlines()[-1][:300] if payload.strip() else "?"

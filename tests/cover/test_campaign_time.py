@@ -168,3 +168,41 @@ def test_the_ticker_redraws_while_the_campaign_thread_is_busy(tmp_path):
     shown = [float(line.split()[1]) for line in lines]
     assert len(lines) >= 3 and shown == sorted(shown) and shown[-1] > shown[0], lines
     assert all("starting" in line and "valid -" in line for line in lines)
+
+
+# ---- torch coverage ------------------------------------------------------------------------------
+def test_the_sampler_records_new_torch_lines_of_the_areas_only_and_budgets_its_cost():
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage
+
+    cov = CovSampler(share=0.05)
+    assert not cov.wants("torch-env")  # no untraced job of that system yet: no cost baseline
+    cov.done("torch-env", 1.0, traced=False)
+    assert cov.wants("torch-env")
+    cov.start()
+    try:
+        ShapeEnv().create_unbacked_symint()
+    finally:
+        cov.stop()
+    cov.done("torch-env", 3.0, traced=True)  # cost 2 s against 4 s of jobs: over 5%
+    assert not cov.wants("torch-env")
+    first = cov.take()
+    assert "fx/experimental/symbolic_shapes.py" in first
+    assert len(first["fx/experimental/symbolic_shapes.py"]) > 20
+    assert all(rel.startswith(("fx/", "utils/_sympy/", "_refs/", "_decomp/", "_subclasses/fake_impls",
+                               "_meta_registrations")) for rel in first)
+    cov.start()
+    try:
+        ShapeEnv().create_unbacked_symint()
+    finally:
+        cov.stop()
+    assert not cov.take().get("fx/experimental/symbolic_shapes.py")  # nothing new the second time
+
+    parent = TorchCoverage()
+    parent.add(first, cost_s=2.0)
+    parent.add({"fx/experimental/symbolic_shapes.py": first["fx/experimental/symbolic_shapes.py"][:3]})
+    assert len(parent.timeline) == 1  # only growth is a point of the timeline
+    js = parent.to_json(t0=parent.timeline[0][0] - 5.0, job_s=40.0)
+    assert js["timeline"][0][0] == 5.0 and js["cost_share"] == 0.05 and js["traced_jobs"] == 2
+    assert js["areas"]["symbolic_shapes"] == len(first["fx/experimental/symbolic_shapes.py"])

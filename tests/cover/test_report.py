@@ -64,9 +64,12 @@ def test_markdown_has_buckets_blame_and_coverage(tmp_path):
     md = (tmp_path / "report.md").read_text()
     buckets = md.split("## Buckets (one line per signature)")[1].split("## Findings")[0]
     rows = [r for r in buckets.splitlines() if r.startswith("| ") and "`" in r]
-    assert len(rows) == 4  # one line per signature, the unconfirmed one included
+    assert len(rows) == 3  # one line per confirmed signature; unconfirmed ones are never buckets
     assert rows[0].startswith("| new | 7 | 3.2 s (#12) | 2 instrs | `truth:wrong-claim:")
-    assert any(r.startswith("| known | 1 |") for r in rows) and any(r.startswith("| unconfirmed |") for r in rows)
+    assert rows[0].endswith("| [findings/truth-torch-env-0123456789](findings/truth-torch-env-0123456789) |")
+    assert any(r.startswith("| known | 1 |") for r in rows) and not any("unconfirmed" in r for r in rows)
+    unconfirmed = md.split("## Unconfirmed")[1]
+    assert "truth:wrong-value-expr:torch-env:default:B" in unconfirmed
     assert "- blame: guilty toggle: expr-cache" in md
     assert "- blame: torch bug: ref agrees with the concrete answers" in md
     assert "python /tmp/out/findings/truth-torch-env-0123456789/repro.py" in md
@@ -120,6 +123,38 @@ def test_html_is_self_contained_and_escapes_text(tmp_path):
     assert load_report(tmp_path)["programs"] == 357
 
 
+def test_html_renders_the_markdown_links_cases_and_collapses_unconfirmed(tmp_path):
+    write_report(tmp_path, report_data(command="shapefuzz fuzz --seed 1", versions={"torch": "2.13.0"}))
+    html = (tmp_path / "report.html").read_text()
+    body = html.split("<h2>Findings</h2>")[1].split("<h2>Full text report</h2>")[0]
+    assert "<section class='finding'><h3>[critical]" in body and "<li>oracle <code>truth</code>" in body
+    assert "<pre>v0 = backed(0)" in body and "### " not in body  # rendered, not raw markdown
+    assert "<a href='findings/truth-torch-env-0123456789'>" in html  # case folders are links
+    assert "<div class='wide'><table id='buckets'>" in html  # a wide table scrolls in its box
+    buckets = html.split("id='buckets'")[1].split("</table>")[0]
+    assert "wrong-value-expr" not in buckets
+    assert "<details id='unconfirmed'><summary>Unconfirmed: 1" in html
+    assert "<code>shapefuzz fuzz --seed 1</code>" in html and "torch 2.13.0" in html
+
+
+def test_report_files_are_readable_by_others(tmp_path):
+    import os
+    import stat
+
+    write_report(tmp_path, report_data())
+    for name in ("report.json", "report.md", "report.html"):
+        mode = stat.S_IMODE(os.stat(tmp_path / name).st_mode)
+        assert mode == 0o666 & ~_umask(), oct(mode)
+
+
+def _umask() -> int:
+    import os
+
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
 def _chromium() -> str | None:
     return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)),
                 None)
@@ -131,7 +166,10 @@ def test_report_html_renders_plots_in_headless_chromium(tmp_path):
         pytest.skip("no chromium on PATH (.ci/run installs the Debian package: apt-get install chromium)")
     split = {"wall_s": 60.0, "phases_s": {"startup": 3.0, "generate": 7.0, "wait": 45.0, "confirm": 5.0},
              "systems": {"make_fx": {"trace_s": 40.0, "replay_s": 2.0, "z3_s": 3.0, "ipc_s": 1.0}}}
-    write_report(tmp_path, report_data(z3={"unsat": 12, "sat": 1}, time_split=split))
+    cov = {"timeline": [[1.0, {"symbolic_shapes": 300, "_refs": 20}], [9.0, {"symbolic_shapes": 410, "_refs": 80}]],
+           "paths": {"symbolic_shapes": "torch/fx/experimental/symbolic_shapes.py"}, "traced_jobs": 3,
+           "cost_share": 0.05}
+    write_report(tmp_path, report_data(z3={"unsat": 12, "sat": 1}, time_split=split, torch_coverage=cov))
     r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                         "--virtual-time-budget=20000", "--dump-dom", (tmp_path / "report.html").as_uri()],
                        capture_output=True, text=True, timeout=240)
@@ -139,7 +177,8 @@ def test_report_html_renders_plots_in_headless_chromium(tmp_path):
     assert "<h1>shapefuzz campaign report</h1>" in dom, r.stderr[-2000:]
     parts = re.split(r"<div[^>]*id=\"plot-", dom)[1:]
     rendered = {p.split('"', 1)[0]: p for p in parts}
-    expected = {"timeline", "throughput", "time", "outcomes", "z3", "families", "ops", "decisions"}
+    expected = {"timeline", "throughput", "time", "torch_coverage", "outcomes", "z3", "families", "ops",
+                "decisions"}
     assert set(rendered) == expected == set(PLOT_NAMES)
     for name, html in rendered.items():
         # plotly drew an svg with axes and data marks inside the div
