@@ -139,3 +139,26 @@ def test_contract_repro_exits_1_standalone(tmp_path):
                        "U._check_input_constraints_for_graph = lambda *a, **k: None\n" + src)
     r = subprocess.run([sys.executable, str(planted)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 1 and "BUG" in r.stdout, r.stdout + r.stderr
+
+
+def _record(outside: str, accepted: bool, eager_value: int, got_value: int):
+    from shapefuzz.systems.observation import ReplayRecord, RunResult, Value
+
+    def run(v):
+        return RunResult(True, "", (Value("int", (), "int", (v,)),))
+    return ReplayRecord((inp([1.0], (1,)),), accepted, run(eager_value), run(got_value), outside)
+
+
+def test_contract_reads_only_runs_outside_the_contract_that_returned():
+    from shapefuzz.systems.observation import Observation, Outcome
+
+    def obs(*recs):
+        return Observation("compile", "backed-size-oblivious", Outcome("ok"), replays=recs)
+
+    wrong = _record("size-oblivious: a new size 0/1", False, 3, 1)
+    [f] = contract(obs(wrong), frozenset())
+    assert f.key == "contract:wrong-value:compile:backed-size-oblivious:size-oblivious:int"
+    assert contract(obs(_record("size-oblivious: x", False, 3, 3)), frozenset()) == []  # right
+    assert contract(obs(_record("", True, 3, 1)), frozenset()) == []  # the replay oracle's
+    assert contract(obs(_record("guard: g", True, 3, 1)), frozenset()) == []  # accepted: replay's
+    assert clause("zero-one: s0 = 1, but ...") == "zero-one" and clause("odd text") == "other"
