@@ -81,14 +81,14 @@ def _floor_one(system: str, config: str, program) -> None:
         from shapefuzz.systems.make_fx import MakeFxSystem
 
         fresh_fake_caches()
-        with applied(config, force_env=True) as cfg:
+        with applied(config) as cfg:
             MakeFxSystem()._trace(program, lambda *a, **k: None, cfg.toggles)
     elif system == "export":
         from shapefuzz.systems.export import DECOMPOSED, EXPORT_CONFIGS, ExportSystem
 
         strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
         fresh_fake_caches()
-        with applied(config if config not in EXPORT_CONFIGS else "default", force_env=True) as cfg:
+        with applied(config if config not in EXPORT_CONFIGS else "default", frontend="export") as cfg:
             ExportSystem()._trace(program, lambda *a, **k: None, strict, kind, cfg.toggles,
                                   config in DECOMPOSED)
     elif system == "torch-env":
@@ -131,7 +131,7 @@ def _floor_compile(config: str, program) -> None:
     fn = program_function(program)
     fresh_fake_caches()
     torch._dynamo.reset()
-    with applied(s.toggles, force_env=True), torch._dynamo.config.patch(**dict(s.dynamo)):
+    with applied(s.toggles, frontend="compile"), torch._dynamo.config.patch(**dict(s.dynamo)):
         cf = torch.compile(fn, backend="eager", fullgraph=s.fullgraph, dynamic=s.dynamic)
         for specs in call_sequence(program):
             real = interp.make_inputs(specs)
@@ -142,21 +142,23 @@ def _floor_compile(config: str, program) -> None:
 
 def floor(targets: list, programs: list[str]) -> dict:
     """Seconds of the systems' own traces over `programs` x `targets` (errors are torch's
-    answers too: timed like the rest)."""
+    answers too: timed like the rest; their types are counted under "errors", so a floor that
+    fails for a reason of its own shows)."""
     from shapefuzz.program.kinds import load_program
     from shapefuzz.systems import accepts
 
     warnings.filterwarnings("ignore")
     loaded = [load_program(json.loads(p)) for p in programs]
-    per: dict[str, float] = {}
+    per: dict = {"errors": {}}
     for system, config in targets:
         mine = [p for p in loaded if accepts(system, p.kind)]
         for k, p in enumerate(mine[:1] + mine):  # the first one twice: a warm-up, untimed, as
             t = time.perf_counter()              # the campaign's workers warm up at start
             try:
                 _floor_one(system, config, p)
-            except Exception:  # a program torch rejects still cost its trace
-                pass
+            except Exception as e:  # a program torch rejects still cost its trace
+                name = type(e).__name__
+                per["errors"][name] = per["errors"].get(name, 0) + 1
             if k:
                 per[system] = per.get(system, 0.0) + time.perf_counter() - t
     return per
@@ -180,7 +182,7 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
         busy = {k: sum(s.get(f"{k}_s", 0.0) for s in ts["systems"].values())
                 for k in ("trace", "replay", "z3", "ipc")}
         total = sum(busy.values())
-        fsum = sum(fl.values())
+        fsum = sum(v for k, v in fl.items() if k != "errors")
         goal = GOALS.get(row)
         lines.append(
             f"| {row} | {progs} | {wall:.1f} | {progs / wall:.1f} | {goal if goal else '-'} | "
@@ -189,7 +191,9 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
             + " | ".join(_pct(ph.get(k, 0.0), wall) for k in ("generate", "wait", "oracles", "shrink",
                                                              "confirm", "startup"))
             + " | " + " | ".join(_pct(busy[k], total) for k in ("trace", "replay", "z3", "ipc")) + " |")
-    lines += ["", "wall phases: share of the row's wall time (Note [time split]); worker columns: "
+    errors = {row: fl["errors"] for row, _, fl in results if fl.get("errors")}
+    lines += ["", f"floor runs that raised (by type; torch's own rejections count too): {errors or 'none'}",
+              "", "wall phases: share of the row's wall time (Note [time split]); worker columns: "
               "share of the worker's busy time. floor: the systems' own traces of the same programs, "
               "nothing else (benchmarks/campaign_bench.py docstring)."]
     return "\n".join(lines)
@@ -216,7 +220,7 @@ def main() -> int:
             fl = ex.submit(floor, list(targets_for(tuple(row.split("+")))), programs).result()
         results.append((row, report, fl))
         print(f"{row}: {report['programs']} programs in {report['bench_wall_s']:.1f} s; floor "
-              f"{sum(fl.values()):.1f} s; {out}", flush=True)
+              f"{sum(v for k, v in fl.items() if k != 'errors'):.1f} s ({fl['errors']}); {out}", flush=True)
     load1 = os.getloadavg()
     text = table(results, args.budget, f"{load0[0]:.1f} before, {load1[0]:.1f} after")
     print(text)

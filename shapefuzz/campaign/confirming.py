@@ -47,6 +47,9 @@ class Confirmer:
         self._jobs: dict[str, tuple[Future, str, Path]] = {}
         self._durations: list[float] = []
         self._lock = threading.Lock()
+        #: before any confirmation was measured: what a fresh interpreter with torch takes here
+        #: (run.py: the first worker's start-up), when it says more than FIRST_GUESS_S
+        self.hint: Callable[[], float] = lambda: 0.0
 
     def submit(self, sig: str, case_dir: Path) -> None:
         """Confirm this case (again, if its repro.py changed since)."""
@@ -74,7 +77,9 @@ class Confirmer:
 
     def estimate_s(self) -> float:
         with self._lock:
-            return statistics.median(self._durations) if self._durations else self.FIRST_GUESS_S
+            if self._durations:
+                return statistics.median(self._durations)
+        return max(self.FIRST_GUESS_S, self.hint())
 
     def unfinished(self) -> int:
         return sum(not f.done() for f, _, _ in list(self._jobs.values()))

@@ -253,7 +253,7 @@ def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, 
 #: seconds the end phase needs besides confirming: blame, closing workers, writing the reports
 END_S = 3.0
 #: how far past the budget confirmations may run before they are cut (Note [wall budget])
-GRACE_S = 7.0
+GRACE_S = 8.0
 
 
 def process_start() -> float:
@@ -322,6 +322,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
                                                log_path=str(opts.out / "workers.log"),
                                                plugins=opts.plugins) as pool:
+        confirmer.hint = lambda: 1.5 * pool.startup_s if hasattr(pool, "startup_s") else 0.0
         _freeze_heap()  # while the workers start
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"

@@ -217,6 +217,7 @@ class _Worker:
         self.task: tuple[Hashable, int, Job] | None = None  # (group tag, index in group, job)
         self.deadline = 0.0
         self.sent = 0.0  # when its task was sent, or when it became ready (Note [time split])
+        self.started = time.monotonic()
 
     def kill(self) -> None:
         if self.proc.is_alive():
@@ -261,6 +262,9 @@ class WorkerPool:
         self._left: dict[Hashable, int] = {}
         self._finished: dict[Hashable, list[Observation]] = {}
         self.times = SystemTimes()  # Note [time split]
+        #: seconds the first worker took to import torch and warm up (0.0: none ready yet); a
+        #: fresh interpreter running a repro.py pays about as much (Note [background confirmation])
+        self.startup_s = 0.0
         self.coverage = TorchCoverage()  # Note [torch coverage]
 
     @property
@@ -347,6 +351,7 @@ class WorkerPool:
             if tag == "ready":  # the job's clock starts now; never block for its answer here
                 w.ready = True
                 w.deadline = w.sent = time.monotonic()
+                self.startup_s = self.startup_s or w.sent - w.started
                 w.deadline += self.timeout_s
                 return None
         except (EOFError, OSError):
