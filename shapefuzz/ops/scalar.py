@@ -30,9 +30,9 @@ COMPARE = {
 NEGATE = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
 
 
-#: Note [large constants]: real shapes multiply and reduce by large and prime constants
-#: (`256 * u0 % 447`); the range analysis, the simplifier and z3 meet other expressions then
-#: than with 0..4. Primes up to 1021 and powers of two up to 1024 (and 447, the real one).
+# Note [large constants]: real shapes multiply and reduce by large and prime constants
+# (`256 * u0 % 447`); the range analysis, the simplifier and z3 meet other expressions then
+# than with 0..4. Primes up to 1021 and powers of two up to 1024 (and 447, the real one).
 LARGE_CONSTANTS = (5, 7, 8, 11, 13, 16, 17, 31, 32, 61, 64, 127, 128, 251, 256, 257, 447, 509,
                    512, 1021, 1024)
 

@@ -114,6 +114,78 @@ def test_factories_from_symints():
     assert p.undefined_data() == frozenset({5})
 
 
+def test_full_and_new_full_take_their_dtype_from_the_fill():
+    p = prog([inp(range(6), (2, 3)), inp([0.5, 1.5])],
+             [I("size", R(0), 1), I("full", (R(2), 2), 1.5), I("full", (R(2),), R(2)),
+              I("full", (2,), -2), I("new_full", R(0), (1, R(2)), 7), I("new_full", R(1), (R(2),), -1.0)],
+             outputs=(3, 4, 5, 6, 7))
+    f, g, h, n, m = outputs(p)
+    assert f.shape == (3, 2) and f.dtype == torch.float32 and (f == 1.5).all()
+    assert g.tolist() == [3, 3, 3] and g.dtype == torch.int64
+    assert h.tolist() == [-2, -2] and h.dtype == torch.int64
+    assert n.tolist() == [[7, 7, 7]] and n.dtype == torch.int64
+    assert m.tolist() == [-1.0, -1.0, -1.0] and m.dtype == torch.float32
+    with pytest.raises(RuntimeError):  # a negative size, as torch.full rejects it
+        run(prog([inp(range(3))], [I("size", R(0), 0), I("binop", "-", 1, R(1)), I("full", (R(2),), 0.0)]))
+
+
+# ---- indexing ---------------------------------------------------------------------------------------
+def test_bool_index_selects_rows_or_elements():
+    x = inp(range(6), (3, 2))
+    p = prog([x, inp([True, False, True])],
+             [I("bool_index", R(0), R(1)), I("mask", R(0), ">", 2), I("bool_index", R(0), R(3))],
+             outputs=(2, 4))
+    rows, elems = outputs(p)
+    assert rows.tolist() == [[0, 1], [4, 5]]
+    assert elems.tolist() == [3, 4, 5]
+    with pytest.raises(IndexError):  # a mask that does not match x's leading dims
+        run(prog([x, inp([True, False])], [I("bool_index", R(0), R(1))]))
+
+
+def test_int_and_tensor_index():
+    x = inp(range(6), (3, 2))
+    p = prog([x, inp([2, 0, 2, 1])],
+             [I("item", R(1), "first"), I("int_index", R(0), R(2)), I("int_index", R(0), -3),
+              I("tensor_index", R(0), R(1))], outputs=(3, 4, 5))
+    a, b, c = outputs(p)
+    assert a.tolist() == [4, 5] and b.tolist() == [0, 1]
+    assert c.tolist() == [[4, 5], [0, 1], [4, 5], [2, 3]]
+    with pytest.raises(IndexError):
+        run(prog([x], [I("int_index", R(0), 3)]))
+
+
+def test_tolist_unpacks_one_symint_per_element():
+    p = prog([inp([4, -1, 7])], [I("tolist", R(0), n_out=3), I("binop", "+", R(1), R(3))],
+             outputs=(1, 2, 3, 4))
+    assert outputs(p) == [4, -1, 7, 11]
+    with pytest.raises(ValueError):  # binds 2 values, the tensor holds 3
+        run(prog([inp([4, -1, 7])], [I("tolist", R(0), n_out=2)], outputs=(1,)))
+
+
+# ---- conditions as values ---------------------------------------------------------------------------
+@pytest.mark.parametrize("mode, n, want", [
+    ("int", 3, 1), ("int", 2, 0),
+    ("sym_ite", 3, 5), ("sym_ite", 2, 9),
+    ("sym_not", 3, 9), ("sym_not", 2, 5),
+])
+def test_cond_int(mode, n, want):
+    p = prog([inp(range(n))], [I("size", R(0), 0), I("cond_int", mode, ">", R(1), 2, 5, 9)])
+    assert out1(p) == want
+
+
+@pytest.mark.parametrize("n, holds", [(3, True), (2, False)])
+def test_cond_tensor(n, holds):
+    x = inp(range(1, n + 1))
+    p = prog([x], [I("size", R(0), 0), I("cond_tensor", "float", ">", R(1), 2, R(0), None),
+                   I("cond_tensor", "tensor", ">", R(1), 2, None, None),
+                   I("mask", R(0), ">", 1), I("cond_tensor", "where", ">", R(1), 2, R(0), R(4))],
+             outputs=(2, 3, 5))
+    scaled, t, w = outputs(p)
+    assert scaled.tolist() == [float(v * holds) for v in range(1, n + 1)] and scaled.dtype == torch.float32
+    assert t.dtype == torch.bool and t.dim() == 0 and t.item() is holds
+    assert w.tolist() == [int(holds)] + list(range(2, n + 1)) and w.dtype == torch.int64
+
+
 # ---- layout / reshape -----------------------------------------------------------------------------
 X23 = list(range(6))
 
@@ -291,7 +363,8 @@ def test_branch_takes_the_arm_its_condition_says(mode, pattern, holds):
 
 
 def test_patterns_and_modes_are_all_exercised():
-    assert set(MODES) == {"if", "guard_or_false", "guard_or_true", "statically_known_true"}
+    assert set(MODES) == {"if", "guard_or_false", "guard_or_true", "statically_known_true",
+                          "guard_size_oblivious"}
     assert {c[1] for c in CASES} == set(PATTERNS) == {
         "max", "min", "eq", "floordiv_small", "slice_all", "narrow_full", "cat_empty"}
 
