@@ -33,6 +33,8 @@ class Snapshot:
     unconfirmed: int = 0
     since_new_s: float | None = None  # None: no finding yet
     split: str = ""
+    torch_lines: int = 0  # Note [torch coverage]: lines reached by the sampled jobs
+    since_cov_s: float | None = None  # since the last new one
 
     @property
     def valid_pct(self) -> float:
@@ -51,6 +53,8 @@ class Snapshot:
         out = (f"{self.phase}  {left:.0f} s left  programs {self.programs}  {valid}  "
                f"{self.rate:.1f} programs/s{now}  findings {self.findings} ({new} new, {self.known} "
                f"known, {self.unconfirmed} unconfirmed){last}")
+        if self.since_cov_s is not None:
+            out += f"  torch lines {self.torch_lines} (new {self.since_cov_s:.0f} s ago)"
         return out + (f"  [{self.split}]" if self.split else "")
 
 
@@ -91,9 +95,13 @@ def snapshot_of(camp: Any, budget_s: float, known: int = 0, unconfirmed: int = 0
     if hasattr(camp, "clock"):
         times = getattr(camp.pool, "times", None)
         split = split_text(camp.clock.peek(), times.to_json() if times is not None else {})
+    cov = getattr(camp.pool, "coverage", None)
+    lines, since_cov = 0, None
+    if cov is not None and cov.last_new is not None:
+        lines, since_cov = sum(cov.per_area().values()), time.monotonic() - cov.last_new
     return Snapshot(now, budget_s, st.programs, st.valid, len(camp.bugs),
                     getattr(camp, "phase", "generating"), _rate_now(st.timeline, now), known,
-                    unconfirmed, None if last_new is None else now - last_new, split)
+                    unconfirmed, None if last_new is None else now - last_new, split, lines, since_cov)
 
 
 class CampaignProgress:

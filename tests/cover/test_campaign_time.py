@@ -47,9 +47,8 @@ def test_phases_are_exclusive_and_a_sticky_phase_keeps_its_nested_time(clock):
         with c.phase("wait"):
             clock.now += 3.0
         clock.now += 0.5
-    with c.phase("shrink"):
-        with c.phase("wait"):  # inside shrinking, waiting is shrinking's time
-            clock.now += 4.0
+    with c.phase("shrink"), c.phase("wait"):  # inside shrinking, waiting is shrinking's time
+        clock.now += 4.0
     t = c.snapshot()
     assert (t["startup"], t["generate"], t["wait"], t["shrink"]) == (2.0, 1.5, 3.0, 4.0)
     assert sum(t.values()) == 2.0 + 8.5
@@ -145,11 +144,12 @@ def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_wai
 # ---- what the display says -----------------------------------------------------------------------
 def test_the_progress_line_says_phase_time_left_rates_and_findings():
     s = Snapshot(20.0, 60.0, 120, 90, 3, phase="shrinking finding 2: 9 -> 4 instructions",
-                 rate_now=3.04, known=1, unconfirmed=1, since_new_s=5.2, split="wait 80%")
+                 rate_now=3.04, known=1, unconfirmed=1, since_new_s=5.2, split="wait 80%",
+                 torch_lines=4123, since_cov_s=2.0)
     line = s.line()
     for part in ("shrinking finding 2: 9 -> 4 instructions", "40 s left", "programs 120", "valid 75%",
                  "6.0 programs/s (now 3.0)", "findings 3 (2 new, 1 known, 1 unconfirmed)",
-                 "last new 5 s ago", "[wait 80%]"):
+                 "last new 5 s ago", "torch lines 4123 (new 2 s ago)", "[wait 80%]"):
         assert part in line, (part, line)
     empty = Snapshot(3.0, 60.0, 0, 0, 0, phase="starting").line()
     assert "valid -" in empty and "0%" not in empty and "last new" not in empty
