@@ -185,6 +185,12 @@ class ABPool:
         self._jobs: dict = {}
         self._finished: dict = {}
 
+    def __getattr__(self, name: str):
+        """Anything else a campaign reads off its pool (time split, coverage) is the candidate's."""
+        if name.startswith("_") or name in ("cand", "base"):
+            raise AttributeError(name)
+        return getattr(self.cand, name)
+
     @property
     def size(self) -> int:
         return self.cand.size

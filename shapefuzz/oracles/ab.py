@@ -84,7 +84,7 @@ def _wrong(program, eager, obs: Observation, undefined) -> dict:
 
 # ---- symbols by creation order ------------------------------------------------------------------
 def _renaming(obs: Observation) -> dict[str, str]:
-    names = {n for n, _ in obs.binding}
+    names = {n for n, _ in (*obs.binding, *obs.ranges)}  # var_to_range: every symbol created
     for text in (*(d.expr for d in obs.decisions), *obs.guards, *obs.asserts):
         names.update(m.group(0) for m in _SYM.finditer(text))
     by_prefix: dict[str, list[int]] = {}
@@ -189,9 +189,20 @@ def _replay_guards(cand, base, undefined, spec) -> list[Finding]:
     return []
 
 
+_RANGE = re.compile(r"\[\s*(-?\d+|-?int_oo|-?oo)\s*,\s*(-?\d+|int_oo|oo)\s*\]")
+
+
 def _facts(obs: Observation) -> list[str]:
+    """What an input must satisfy to be accepted: guards, asserts and each symbol's range
+    (torch checks a backed symbol's range with its guards), symbols renamed."""
     ren = _renaming(obs)
-    return sorted({_canon(g, ren) for g in (*obs.guards, *obs.asserts)})
+    out = {_canon(g, ren) for g in (*obs.guards, *obs.asserts)}
+    for name, text in obs.ranges:
+        m = _RANGE.search(text)
+        if m and _SYM.fullmatch(name):
+            lo, hi = m.groups()
+            out.update(f"{ren.get(name, name)} {op} {v}" for op, v in ((">=", lo), ("<=", hi)) if "oo" not in v)
+    return sorted(out)
 
 
 def _z3_guards(cand, base, spec) -> list[Finding]:

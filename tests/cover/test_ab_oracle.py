@@ -18,11 +18,11 @@ P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", 
 SPEC = SPEC_PREFIX + '{"python": "/usr/bin/python3", "env": [["PYTHONPATH", ""]], "seed": 0}'
 
 
-def obs(answer="True", how="static", u="u0", s="s0", kind="ok", guards=(), elapsed=0.01, expr=""):
+def obs(answer="True", how="static", u="u0", s="s0", kind="ok", guards=(), elapsed=0.01, expr="", ranges=()):
     """One torch-env observation of P, with the unbacked symbol called `u` (builds differ)."""
     return Observation("torch-env", "default", Outcome(kind, expr=expr), (Decision(f"{u} >= 2", answer, how),),
                        guards, (f"{u} >= 0",), out_exprs=(s, u, f"{s} + {u}"),
-                       binding=((s, 6), (u, 3)), out_eval=("6", "3", "9"), elapsed_s=elapsed)
+                       ranges=ranges, binding=((s, 6), (u, 3)), out_eval=("6", "3", "9"), elapsed_s=elapsed)
 
 
 def ab(cand, base):
@@ -69,6 +69,9 @@ def test_weaker_guards_by_z3_and_extra_specialization():
     assert [(f.kind, f.severity) for f in weak] == [("weaker-guards", "high")]
     assert "s0=" in weak[0].detail
     assert ab(obs(guards=("Eq(s0, 6)",)), obs(guards=("Eq(6, s0)",))) == []  # equivalent guards
+    # a range that implies the baseline's guard is as strong as the guard
+    assert ab(obs(ranges=(("s0", "VR[2, int_oo]"),)), obs(u="u2", guards=("s0 >= 2",))) == []
+    assert [f.kind for f in ab(obs(ranges=(("s0", "VR[0, int_oo]"),)), obs(guards=("s0 >= 2",)))] == ["weaker-guards"]
 
 
 def test_slowdown_needs_a_ratio_and_an_absolute_difference():
