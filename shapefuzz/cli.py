@@ -35,6 +35,23 @@ def _parse_torch_config(items: tuple[str, ...]) -> tuple[tuple[str, object], ...
     return tuple(out)
 
 
+class _FamilyOption(click.Option):
+    """--family's help lists the op families, read from the op registry only when help is shown
+    (importing the ops imports torch)."""
+
+    def get_help_record(self, ctx):
+        from shapefuzz.ops import families
+
+        self.help = (self.help or "").replace("{families}", ", ".join(families()))
+        return super().get_help_record(ctx)
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
 @click.group()
 def cli() -> None:
     """shapefuzz: a property-based differential fuzzer for PyTorch's symbolic shapes."""
@@ -42,16 +59,25 @@ def cli() -> None:
 
 @cli.command()
 @click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export.")
-@click.option("--config", "configs", multiple=True, help="Named config (repeatable), or 'all'. Default: default.")
+@click.option("--config", "configs", multiple=True,
+              help="Named config (repeatable), or 'all'. Default: each system's default configs "
+                   "(`shapefuzz systems` lists them and what each switches).")
 @click.option("--budget", type=float, default=60.0, show_default=True,
               help="Wall-time seconds for the whole run, start-up, shrinking and confirmation "
                    "included: generation stops early enough to shrink and confirm what it found.")
 @click.option("--max-examples", type=int, default=None, help="Stop after this many programs.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Generator seed: the same seed gives the same programs whatever --workers is.")
 @click.option("--workers", type=int, default=None, help="Worker processes (default: number of cores).")
-@click.option("--out", type=click.Path(file_okay=False), default="shapefuzz-out", show_default=True)
-@click.option("--max-ops", type=int, default=8, show_default=True)
-@click.option("--family", "families", multiple=True, help="Restrict to op families (repeatable).")
+@click.option("--out", type=click.Path(file_okay=False), default="shapefuzz-out", show_default=True,
+              help="Folder for the reports and finding folders; an unfinished campaign there resumes, "
+                   "a finished one is refused unless --force.")
+@click.option("--force", is_flag=True,
+              help="Replace a finished campaign in --out (its reports and finding folders are removed).")
+@click.option("--max-ops", type=int, default=8, show_default=True,
+              help="Instructions per generated program at most.")
+@click.option("--family", "families", multiple=True, cls=_FamilyOption,
+              help="Restrict to op families (repeatable): {families}.")
 @click.option("--torch-config", "torch_config", multiple=True,
               help="Set torch.fx.experimental._config KEY=VALUE in the workers (repeatable).")
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Per-program seconds.")
@@ -61,7 +87,7 @@ def cli() -> None:
 @click.option("--known", "known_files", multiple=True, type=click.Path(dir_okay=False),
               help="Extra known-issues JSON file (repeatable); known findings do not fail the run.")
 @click.option("--strict", is_flag=True, help="Known upstream issues count as findings too.")
-@click.option("--quiet", is_flag=True)
+@click.option("--quiet", is_flag=True, help="No live progress line and no summary line.")
 @click.option("--memory-limit", "memory_mb", type=int, default=4096, show_default=True,
               help="MB a worker may grow past its warm size (address space cap); 0: no cap.")
 @click.option("--database", default=None, metavar="URL",
@@ -76,7 +102,7 @@ def cli() -> None:
               help="Append every progress update (twice a second, timestamped) to this file.")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
-         progress_log, baseline_python, baseline_env):
+         progress_log, baseline_python, baseline_env, force):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import targets_for
@@ -113,7 +139,8 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        database, progress_log)
     from shapefuzz.repro.ab import baseline_from_flags
 
-    opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env))
+    opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env), force=force,
+                               command=" ".join(["shapefuzz", *map(_quote, sys.argv[1:])]))
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
 
 
@@ -158,13 +185,15 @@ def replay(paths, max_elements):
 
 @cli.command()
 def systems():
-    """List every system and its named configs."""
+    """List every system, the configs it runs by default, and what each named config switches."""
     from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS
+    from shapefuzz.systems.describe import describe
 
     for s in SYSTEMS:
-        extra = f"; opt-in: {', '.join(OPT_IN[s])}" if OPT_IN.get(s) else ""
-        dflt = f" (default: {', '.join(DEFAULT_CONFIGS[s])})" if s in DEFAULT_CONFIGS else ""
-        click.echo(f"{s}{dflt}: {', '.join(CONFIGS[s])}{extra}")
+        click.echo(f"{s} (runs by default: {', '.join(DEFAULT_CONFIGS.get(s, CONFIGS[s]))})")
+        for c in CONFIGS[s] + tuple(OPT_IN.get(s, ())):
+            opt_in = " [opt-in: only when named]" if c in OPT_IN.get(s, ()) else ""
+            click.echo(f"  {c:<34} {describe(s, c)}{opt_in}")
 
 
 @cli.command()

@@ -186,6 +186,7 @@ class Campaign:
                     self._next_round()  # Hypothesis exhausted this round's space
                 continue
             self._shrink_pending()
+            self._shrink_siblings()
             self._next_round()
         for bug in self.bugs.values():
             if not bug.shrunk and bug.evaluation is not None:
@@ -354,6 +355,17 @@ class Campaign:
             self._hypothesis_run((Phase.generate, Phase.shrink), None)
         self._finish_bug(self._target)
         self.phase = "generating"
+
+    def _shrink_siblings(self) -> None:
+        """Every finding met beside the one just shrunk (the same program) is shrunk too, each
+        from that program, while the wall budget lasts: a report never lists a dozen unshrunk
+        variants of one bug (the configs of one failing program, say)."""
+        ps = self.pending_shrink
+        for sig in [k for k, b in self.bugs.items() if not b.shrunk and b.program.dumps() == ps["program"]]:
+            if self.elapsed() + 1.0 > self.budget.end_s():
+                return  # Note [wall budget]: the rest are saved as found
+            self.pending_shrink = {**ps, "signature": sig}
+            self._shrink_pending()
 
     def _shrink_label(self, bug: FoundBug) -> None:
         k = 1 + list(self.bugs).index(self._target)

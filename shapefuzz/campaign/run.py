@@ -47,6 +47,8 @@ class FuzzOptions:
     database: str | None = None  # shared example database URL (redis://host:port, dir:PATH)
     progress_log: str | None = None  # append every progress update to this file (progress.py)
     baseline: object = None  # an A/B campaign's baseline (repro.ab.Baseline), or None
+    force: bool = False  # --out may hold a finished campaign: its reports and findings are removed
+    command: str = ""  # the command line that ran the campaign (the report shows it to rerun)
 
 
 def _torch_version() -> str:
@@ -193,7 +195,8 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
             shapefuzz_bugs: list, loop_s: float) -> dict:
     st = camp.stats
     return {
-        "torch_version": _torch_version(), "seed": opts.seed, "elapsed_s": elapsed,
+        "torch_version": _torch_version(), "versions": _versions(), "command": opts.command,
+        "seed": opts.seed, "elapsed_s": elapsed,
         "campaign_s": loop_s, "budget_s": opts.budget_s,
         "generation_stopped_s": camp.stopped_s, "time_split": _time_split(camp, elapsed),
         "programs": st.programs, "valid_programs": st.valid,
@@ -206,6 +209,7 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
         "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
         "z3_verdicts": _by_oracle(st.smt),
         "timeline": st.timeline[:: 1 + len(st.timeline) // 2000] + st.timeline[-1:],
+        "shrink_spans": [list(x) for x in camp.shrink_spans],
         "op_families": op_family_counts(dict(st.ops)), "shrink_runs": st.shrink_runs,
         "torch_config": [list(kv) for kv in opts.torch_config], "workers": opts.workers,
         "generator": to_jsonable(opts.gen),
@@ -290,10 +294,38 @@ def _known_count(camp: Campaign, opts: FuzzOptions) -> int:
     return 0 if opts.strict else sum(known_note(opts.known, sig) is not None for sig in list(camp.bugs))
 
 
+def _claim_out(opts: FuzzOptions) -> None:
+    """A finished campaign's --out is not reused silently (its report would be replaced and its
+    finding folders mixed with the new ones); an unfinished one resumes (Note [resume])."""
+    from shapefuzz import BadInput
+    from shapefuzz.cases.corpus import clear_campaign, finished_campaign
+
+    if finished_campaign(opts.out):
+        if not opts.force:
+            raise BadInput(f"--out {opts.out} holds a finished campaign; give another --out, or "
+                           "--force to replace it (its reports and finding folders are removed)")
+        clear_campaign(opts.out)
+    opts.out.mkdir(parents=True, exist_ok=True)
+
+
+def _versions() -> dict[str, str]:
+    """The versions a rerun needs to match."""
+    import platform
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for dist in ("torch", "shapefuzz", "hypothesis", "sympy", "z3-solver"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
 def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     """`t0`: the time.monotonic() the wall budget counts from (default: this process's start)."""
     t0 = process_start() if t0 is None else t0
-    opts.out.mkdir(parents=True, exist_ok=True)
+    _claim_out(opts)
     import_plugins(opts.plugins)
     ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None
     saved: dict[str, Path] = {}

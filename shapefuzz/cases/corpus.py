@@ -28,6 +28,8 @@ __all__ = [
     "IssueCut",
     "atomic_write",
     "case_dirname",
+    "clear_campaign",
+    "finished_campaign",
     "load_case",
     "load_state",
     "save_case",
@@ -98,11 +100,18 @@ def atomic_write(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600: readable as any file the user writes
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def save_case(root: Path, case: Case, repro: str, log: str, observation: Any = None,
@@ -244,6 +253,27 @@ def load_state(out: Path) -> dict | None:
     if not isinstance(state, dict):
         raise CaseError(f"{p}: not a campaign state; remove it to start afresh (saved findings stay)")
     return None if state.get("finished") else state
+
+
+def finished_campaign(out: Path) -> bool:
+    """`out` holds the reports of a campaign that ran to its end (a rerun there would replace
+    its report and mix its finding folders with new ones)."""
+    p = Path(out) / STATE_FILE
+    if not p.exists():
+        return (Path(out) / "report.json").exists()
+    try:
+        return load_state(out) is None
+    except CaseError:
+        return False
+
+
+def clear_campaign(out: Path) -> None:
+    """Remove a finished campaign's reports, finding folders and state (fuzz --force)."""
+    import shutil
+
+    for name in ("report.json", "report.md", "report.html", "programs.txt", "workers.log", STATE_FILE):
+        (Path(out) / name).unlink(missing_ok=True)
+    shutil.rmtree(Path(out) / "findings", ignore_errors=True)
 
 
 # ---- replay limits ------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ def load_entries(extra: tuple[str, ...] = ()) -> list[KnownIssue]:
     out: list[KnownIssue] = []
     for where, text in texts:
         try:
-            out += [KnownIssue(**{k: str(it.get(k, "")) for k in FIELDS if k in it or k == "signature"})
+            out += [KnownIssue(str(it["signature"]), **{k: str(it[k]) for k in FIELDS[1:] if k in it})
                     for it in json.loads(text)["issues"]]
         except (ValueError, KeyError, TypeError):
             raise KnownError(f"{where}: not a known-issues file (expected {{\"schema\": 2, \"issues\": "

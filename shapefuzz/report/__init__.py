@@ -14,9 +14,10 @@ from typing import Any
 
 from shapefuzz import BadInput
 from shapefuzz.cases.corpus import atomic_write
+from shapefuzz.report.markdown import to_html
 
-__all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "load_report", "op_family_counts",
-           "render_html", "render_md", "rerender", "write_report"]
+__all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "case_href", "load_report", "op_family_counts",
+           "render_html", "render_md", "rerender", "unconfirmed_section", "write_report"]
 
 REPORT_SCHEMA = 1
 #: keys report.md/html need; everything else is optional (older or partial reports still render)
@@ -72,25 +73,43 @@ def _headline(d: dict[str, Any]) -> str:
 
 
 def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per signature: count, when it was first met, its smallest program's size."""
+    """One row per confirmed signature: count, when it was first met, its smallest program's
+    size. Unconfirmed findings are never bucket rows: their repro.py did not show them, so they
+    get their own collapsed section (`unconfirmed_section`)."""
     rows = [dict(f, status="new" if not f.get("known") else "known") for f in d["findings"]]
-    rows += [dict(u, status="unconfirmed") for u in d.get("unconfirmed", [])]
     return sorted(rows, key=lambda r: (r["status"] != "new", -r.get("count", 1), r["signature"]))
+
+
+def case_href(case_dir: str) -> str:
+    """A case folder as a link relative to the report (findings/<name>), the path as given when
+    it is not a campaign's finding folder."""
+    parts = str(case_dir).rstrip("/").split("/")
+    return "/".join(parts[-2:]) if len(parts) >= 2 and parts[-2] == "findings" else str(case_dir)
+
+
+def _case_link(case_dir: str) -> str:
+    return f"[{case_href(case_dir)}]({case_href(case_dir)})"
+
+
+def _rerun(d: dict[str, Any]) -> list[str]:
+    """The command line and versions a rerun needs."""
+    out = [f"Command: `{d['command']}`"] if d.get("command") else []
+    versions = d.get("versions") or {}
+    if versions:
+        out.append("Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
+    return out + [""] if out else []
 
 
 def render_md(d: dict[str, Any]) -> str:
     from shapefuzz.report.ab import ab_md
 
-    lines = ["# shapefuzz campaign report", "", _headline(d), ""]
+    lines = ["# shapefuzz campaign report", "", _headline(d), ""] + _rerun(d)
     lines += _md_buckets(d) + ab_md(d) + ["## Findings", ""]
     if not d["findings"]:
         lines += ["No confirmed finding.", ""]
     for f in d["findings"]:
         lines += _md_finding(f)
-    if d.get("unconfirmed"):
-        lines += ["## Unconfirmed (repro.py did not reproduce; not counted)", ""]
-        lines += [f"- `{u['signature']}`: {u['summary']} ({u['case_dir']})" for u in d["unconfirmed"]]
-        lines.append("")
+    lines += unconfirmed_section(d)
     lines += ["## Outcomes per system and config", "", "| system | config | outcome | programs |",
               "|---|---|---|---|"]
     for system, cfgs in sorted(d["outcomes"].items()):
@@ -116,7 +135,7 @@ def _md_buckets(d: dict[str, Any]) -> list[str]:
     for r in rows:
         first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
         out.append(f"| {r['status']} | {r.get('count', 1)} | {first} | {r.get('n_instrs', '-')} instrs | "
-                   f"`{r['signature']}` | `{r['case_dir']}` |")
+                   f"`{r['signature']}` | {_case_link(r['case_dir'])} |")
     return out + [""]
 
 
@@ -129,9 +148,18 @@ def _md_finding(f: dict[str, Any]) -> list[str]:
            f"- signature `{f['signature']}`"]
     if f.get("blame"):
         out.append(f"- blame: {f['blame']}")
-    return out + [(f"- case: `{f['case_dir']}`; replay: `shapefuzz replay {f['case_dir']}`; "
+    return out + [(f"- case: {_case_link(f['case_dir'])}; replay: `shapefuzz replay {f['case_dir']}`; "
                   f"repro: `python {f['case_dir']}/repro.py`"), "", "```", f["program"], "```", "",
                   f["detail"], ""]
+
+
+def unconfirmed_section(d: dict[str, Any]) -> list[str]:
+    """Findings whose repro.py did not reproduce them: listed apart, not counted, not buckets."""
+    if not d.get("unconfirmed"):
+        return []
+    return (["## Unconfirmed (repro.py did not reproduce; not counted, not bucketed)", ""]
+            + [f"- `{u['signature']}`: {u['summary']} ({_case_link(u['case_dir'])})" for u in d["unconfirmed"]]
+            + [""])
 
 
 def op_family_counts(ops: dict[str, int]) -> dict[str, int]:
@@ -183,13 +211,18 @@ def render_html(d: dict[str, Any]) -> str:
              ("<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:"
              "collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}"
              "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.new{color:#b00}.known{color:#777}"
-             ".shapefuzz-plot{width:100%;min-height:360px}</style>"), script, "</head><body>",
-             "<h1>shapefuzz campaign report</h1>", f"<p>{esc(_headline(d))}</p>"]
+             ".shapefuzz-plot{width:100%;min-height:360px}.wide{overflow-x:auto;max-width:100%}"
+             "td code{word-break:break-all}details{margin:1em 0}</style>"), script, "</head><body>",
+             "<h1>shapefuzz campaign report</h1>", f"<p>{esc(_headline(d))}</p>", to_html("\n".join(_rerun(d)))]
     parts += _html_buckets(d) + ab_html(d)
     parts += ["<h2>Plots</h2>", plots]
     parts += ["<h2>Findings</h2>"] + (["<p>No confirmed finding.</p>"] if not d["findings"] else [])
-    for f in d["findings"]:
-        parts.append(f"<h3>[{esc(f['severity'])}] {esc(f['summary'])}</h3><pre>{esc(chr(10).join(_md_finding(f)[2:]))}</pre>")
+    for f in d["findings"]:  # the markdown sections, rendered
+        parts.append(f"<section class='finding'>{to_html(chr(10).join(_md_finding(f)))}</section>")
+    if d.get("unconfirmed"):  # collapsed: not findings until a repro shows them
+        parts += [f"<details id='unconfirmed'><summary>Unconfirmed: {len(d['unconfirmed'])} (repro.py did "
+                  "not reproduce; not counted, not bucketed)</summary>",
+                  to_html("\n".join(unconfirmed_section(d)[2:])), "</details>"]
     parts += ["<h2>Full text report</h2><details><summary>report.md</summary><pre>",
               esc(render_md(d)), "</pre></details></body></html>\n"]
     return "".join(parts)
@@ -200,12 +233,13 @@ def _html_buckets(d: dict[str, Any]) -> list[str]:
     if not rows:
         return ["<h2>Buckets</h2><p>No finding.</p>"]
     esc = html.escape
-    out = [("<h2>Buckets (one line per signature)</h2><table id='buckets'><tr><th>status</th><th>count</th>"
+    out = [("<h2>Buckets (one line per signature)</h2><div class='wide'><table id='buckets'><tr><th>status</th><th>count</th>"
            "<th>first seen</th><th>smallest program</th><th>signature</th><th>blame</th><th>case</th></tr>")]
     for r in rows:
         first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
         out.append(f"<tr class='{esc(r['status'])}'><td>{esc(r['status'])}</td><td>{r.get('count', 1)}</td>"
                    f"<td>{esc(first)}</td><td>{esc(str(r.get('n_instrs', '-')))} instrs</td>"
                    f"<td><code>{esc(r['signature'])}</code></td><td>{esc(r.get('blame', ''))}</td>"
-                   f"<td><code>{esc(r['case_dir'])}</code></td></tr>")
-    return out + ["</table>"]
+                   f"<td><a href='{esc(case_href(r['case_dir']), quote=True)}'>{esc(case_href(r['case_dir']))}</a>"
+                   "</td></tr>")
+    return out + ["</table></div>"]

@@ -25,15 +25,7 @@ def figures(d: dict[str, Any], families: dict[str, int], z3: dict[str, int]) -> 
     out: dict[str, Any] = {}
     tl = _thin([row for row in d.get("timeline", []) if isinstance(row, (list, tuple)) and len(row) >= 3])
     if tl:
-        t, progs, finds = zip(*[(r[0], r[1], r[2]) for r in tl])
-        fig = go.Figure([go.Scatter(x=t, y=progs, name="programs", mode="lines"),
-                         go.Scatter(x=t, y=finds, name="findings (signatures)", mode="lines", yaxis="y2",
-                                    line={"shape": "hv"})])
-        fig.update_layout(yaxis={"title": "programs"}, legend={"x": 0.01, "y": 0.99},
-                          yaxis2={"title": "findings", "overlaying": "y", "side": "right",
-                                  "rangemode": "tozero", "tickformat": "d",
-                                  "dtick": max(1, -(-max(finds) // 8))})  # whole findings only
-        out["timeline"] = _titled(fig, "Programs and findings over time", "elapsed s")
+        out["timeline"] = _timeline(go, tl, d)
         rate = _rates(tl)
         if rate:
             fig = go.Figure(go.Scatter(x=[r[0] for r in rate], y=[r[1] for r in rate], mode="lines",
@@ -113,6 +105,41 @@ def _time_split(go, split: dict):
     return _titled(fig, f"Where the time went ({split.get('wall_s', 0):.0f} s of wall time)", "seconds")
 
 
+def _timeline(go, tl: list, d: dict):
+    """Programs over time, and findings counted at the time each was first seen (not when its
+    shrinking ended), one marker per finding; shrink phases shaded (no programs are generated
+    then: a flat programs line there is shrinking, not a stall)."""
+    t, progs = [r[0] for r in tl], [r[1] for r in tl]
+    firsts = sorted((float(f["first_s"]), f["signature"]) for f in d.get("findings", []) if "first_s" in f)
+    traces = [go.Scatter(x=t, y=progs, name="programs", mode="lines")]
+    if firsts:
+        xs = [0.0] + [x for x, _ in firsts] + [max(t[-1], firsts[-1][0])]
+        ys = [0] + list(range(1, len(firsts) + 1)) + [len(firsts)]
+        traces.append(go.Scatter(x=xs, y=ys, name="findings (first seen)", mode="lines", yaxis="y2",
+                                 line={"shape": "hv"}, hoverinfo="skip"))
+        traces.append(go.Scatter(x=[x for x, _ in firsts], y=list(range(1, len(firsts) + 1)), yaxis="y2",
+                                 mode="markers", marker={"size": 9, "symbol": "diamond", "color": "#b00"},
+                                 name="a finding first seen", text=[sig for _, sig in firsts],
+                                 hovertemplate="%{x:.1f} s: %{text}<extra></extra>"))
+    spans = [s for s in d.get("shrink_spans", []) if isinstance(s, (list, tuple)) and len(s) == 2]
+    if spans:  # a legend entry for the shaded rectangles
+        traces.append(go.Scatter(x=[None], y=[None], mode="markers", name="shrinking",
+                                 marker={"size": 12, "symbol": "square", "color": "rgba(230,150,40,0.35)"}))
+    fig = go.Figure(traces)
+    fig.update_layout(yaxis={"title": "programs"}, legend={"x": 0.01, "y": 0.99},
+                      shapes=[{"type": "rect", "xref": "x", "yref": "paper", "x0": a, "x1": b, "y0": 0,
+                               "y1": 1, "fillcolor": "rgba(230,150,40,0.2)", "line": {"width": 0},
+                               "layer": "below"} for a, b in spans],
+                      yaxis2={"title": "findings", "overlaying": "y", "side": "right",
+                              "rangemode": "tozero", "tickformat": "d",
+                              "dtick": max(1, -(-len(firsts) // 8))})  # whole findings only
+    return _titled(fig, "Programs and findings over time (shaded: shrinking)", "elapsed s")
+
+
+#: counts this far apart (max / smallest non-zero) get a log axis, or the small ones vanish
+LOG_RATIO = 50
+
+
 def _torch_coverage(go, cov: dict):
     """torch lines reached over time, one line per area (Note [torch coverage])."""
     tl = [row for row in cov["timeline"] if isinstance(row, (list, tuple)) and len(row) == 2]
@@ -128,8 +155,12 @@ def _torch_coverage(go, cov: dict):
 
 def _bars(go, counts: dict[str, int], title: str, ytitle: str):
     items = sorted(counts.items(), key=lambda kv: -kv[1])
-    fig = go.Figure(go.Bar(x=[k for k, _ in items], y=[v for _, v in items], name=ytitle))
-    fig.update_layout(yaxis={"title": ytitle})
+    fig = go.Figure(go.Bar(x=[k for k, _ in items], y=[v for _, v in items], name=ytitle,
+                           text=[v for _, v in items], textposition="outside"))
+    positive = [v for _, v in items if v > 0]
+    log = bool(positive) and max(positive) >= LOG_RATIO * min(positive)
+    fig.update_layout(yaxis={"title": ytitle + (" (log scale)" if log else ""), "type": "log" if log else "linear",
+                             **({"dtick": 1} if log else {})})  # log: ticks at powers of 10 only
     return _titled(fig, title, "")
 
 

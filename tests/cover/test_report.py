@@ -64,9 +64,12 @@ def test_markdown_has_buckets_blame_and_coverage(tmp_path):
     md = (tmp_path / "report.md").read_text()
     buckets = md.split("## Buckets (one line per signature)")[1].split("## Findings")[0]
     rows = [r for r in buckets.splitlines() if r.startswith("| ") and "`" in r]
-    assert len(rows) == 4  # one line per signature, the unconfirmed one included
+    assert len(rows) == 3  # one line per confirmed signature; unconfirmed ones are never buckets
     assert rows[0].startswith("| new | 7 | 3.2 s (#12) | 2 instrs | `truth:wrong-claim:")
-    assert any(r.startswith("| known | 1 |") for r in rows) and any(r.startswith("| unconfirmed |") for r in rows)
+    assert rows[0].endswith("| [findings/truth-torch-env-0123456789](findings/truth-torch-env-0123456789) |")
+    assert any(r.startswith("| known | 1 |") for r in rows) and not any("unconfirmed" in r for r in rows)
+    unconfirmed = md.split("## Unconfirmed")[1]
+    assert "truth:wrong-value-expr:torch-env:default:B" in unconfirmed
     assert "- blame: guilty toggle: expr-cache" in md
     assert "- blame: torch bug: ref agrees with the concrete answers" in md
     assert "python /tmp/out/findings/truth-torch-env-0123456789/repro.py" in md
@@ -118,6 +121,38 @@ def test_html_is_self_contained_and_escapes_text(tmp_path):
     for name in ("timeline", "throughput", "outcomes", "families", "ops", "decisions"):
         assert f"id='plot-{name}'" in html
     assert load_report(tmp_path)["programs"] == 357
+
+
+def test_html_renders_the_markdown_links_cases_and_collapses_unconfirmed(tmp_path):
+    write_report(tmp_path, report_data(command="shapefuzz fuzz --seed 1", versions={"torch": "2.13.0"}))
+    html = (tmp_path / "report.html").read_text()
+    body = html.split("<h2>Findings</h2>")[1].split("<h2>Full text report</h2>")[0]
+    assert "<section class='finding'><h3>[critical]" in body and "<li>oracle <code>truth</code>" in body
+    assert "<pre>v0 = backed(0)" in body and "### " not in body  # rendered, not raw markdown
+    assert "<a href='findings/truth-torch-env-0123456789'>" in html  # case folders are links
+    assert "<div class='wide'><table id='buckets'>" in html  # a wide table scrolls in its box
+    buckets = html.split("id='buckets'")[1].split("</table>")[0]
+    assert "wrong-value-expr" not in buckets
+    assert "<details id='unconfirmed'><summary>Unconfirmed: 1" in html
+    assert "<code>shapefuzz fuzz --seed 1</code>" in html and "torch 2.13.0" in html
+
+
+def test_report_files_are_readable_by_others(tmp_path):
+    import os
+    import stat
+
+    write_report(tmp_path, report_data())
+    for name in ("report.json", "report.md", "report.html"):
+        mode = stat.S_IMODE(os.stat(tmp_path / name).st_mode)
+        assert mode == 0o666 & ~_umask(), oct(mode)
+
+
+def _umask() -> int:
+    import os
+
+    m = os.umask(0)
+    os.umask(m)
+    return m
 
 
 def _chromium() -> str | None:
