@@ -115,7 +115,7 @@ def expr_class(text: str) -> str:
     rel = "Eq" if isinstance(e, (sympy.Eq, sympy.Ne)) else "Cmp" if e.is_Relational else type(e).__name__
     fns, nonlinear = set(), False
     for x in sympy.preorder_traversal(e):
-        if isinstance(x, sympy.Function):
+        if isinstance(x, sympy.Function) or type(x).__name__ in ("Max", "Min"):  # a LatticeOp
             fns.add(_FUNCTIONS.get(type(x).__name__, type(x).__name__))
         elif (x.is_Mul and sum(1 for a in x.args if a.free_symbols) > 1) or (x.is_Pow and x.base.free_symbols):
             nonlinear = True

@@ -108,15 +108,16 @@ class _Run:
         self.axioms: list[tuple[int, str, Any]] = []  # Note [axioms] (systems.claims)
         self._asserts_seen: set = set()
         self.ask_facts: list[tuple[list, list]] = []  # (guards, asserts) each question added
-        self.stopped: int | None = None  # the instruction that raised, if one did
+        self.stopped: int | None = None  # the instruction that raised a DDE, if one did
 
     def execute(self, program: QProgram) -> Outcome:
         for pos, ins in enumerate(program.instrs):
             try:
                 self.step(ins)
             except Exception as e:
-                self.stopped = pos
-                return classify(e)
+                outcome = classify(e)
+                self.stopped = pos if outcome.kind == "dde" else None
+                return outcome
         return Outcome("ok")
 
     def live(self) -> history.Live:

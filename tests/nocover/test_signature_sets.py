@@ -29,12 +29,27 @@ def run(args: list[str], out: Path) -> set[str]:
     return {f["signature"] for f in report["findings"] + report["unconfirmed"]}
 
 
+#: a recorded signature's prefix -> the prefix it has now, where an oracle moved (issue 13: the
+#: spurious-dde verdict left the z3 oracle for its own, symptom `completeness`, bucketed by
+#: expression class and raising call instead of the relation alone)
+RENAMED = {"spurious-dde:spurious-dde:": "spurious-dde:completeness:"}
+
+
+def found(old: str, got: set[str]) -> bool:
+    """Is the recorded signature `old` still found (new oracles may add signatures)?"""
+    for before, now in RENAMED.items():
+        if old.startswith(before):
+            who = ":".join(old[len(before):].split(":")[:2])  # system:config
+            return any(g.startswith(f"{now}{who}:") for g in got)
+    return old in got
+
+
 @pytest.mark.parametrize("name", sorted(k for k in json.loads(FIXTURE.read_text()) if k[0] != "_"))
 def test_campaign_finds_the_recorded_signatures(name, tmp_path):
     want = json.loads(FIXTURE.read_text())[name]
     got = run(want["args"], tmp_path / "out")
-    assert got == set(want["signatures"]), {"new": sorted(got - set(want["signatures"])),
-                                            "lost": sorted(set(want["signatures"]) - got)}
+    lost = sorted(s for s in want["signatures"] if not found(s, got))
+    assert not lost, {"lost": lost, "new": sorted(got - set(want["signatures"]))}
 
 
 if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
