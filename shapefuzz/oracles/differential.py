@@ -37,7 +37,8 @@ KNOWN_DIFFERENCES: dict[tuple[str, str, str], str] = {
     ("ref", "torch-env", "ok-vs-dde"): "ref is sharper than torch: it uses axioms, != refinement, "
     "passes a replaced symbol's range on, treats _check(u >= 0) as size-like for size-oblivious "
     "questions and replaces equalities of any size; so where ref decides, torch may raise a DDE. "
-    "Whether such a DDE is spurious is the z3 oracle's question (DESIGN oracle 7), not this one's",
+    "Whether such a DDE is spurious is the spurious-dde oracle's question (DESIGN oracle 7, with "
+    "ref's answer as its evidence), not this one's",
     # tensor programs
     ("ref", "make_fx", "dde-vs-ok:squeeze"): "Note [squeeze deviates from torch]: torch's meta "
     "keeps a dim of unknown size in squeeze() while the kernel squeezes it when it is 1 (a known "
