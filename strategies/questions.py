@@ -84,8 +84,17 @@ class _QGen:
         else:
             self.last_ask = QInstr("ask", (draw(st.sampled_from(ASK_MODES)), cmp, a, b))
             self.emit(self.last_ask)
+            if not draw(st.integers(0, 3)):
+                self.decide(cmp, a, b, holds)
             return
         self.ask_again()
+
+    def decide(self, cmp: str, a, b, holds: bool) -> None:
+        """The fact that decides the question just asked (its relation or the negation, as it
+        holds here), then the question again: the answer must not stay stale."""
+        neg = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}
+        self.emit(QInstr("check", (cmp if holds else neg[cmp], a, b)))
+        self.emit(self.last_ask)
 
     def ask_again(self) -> None:
         """The last question again after a new fact: its answer may only get sharper."""
