@@ -354,7 +354,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
                                                log_path=str(opts.out / "workers.log"),
                                                plugins=opts.plugins) as pool:
-        confirmer.hint = lambda: 1.5 * pool.startup_s if hasattr(pool, "startup_s") else 0.0
+        confirmer.hint = lambda: 1.5 * getattr(pool, "first_ready_s", 0.0)
         _freeze_heap()  # while the workers start
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"

@@ -264,7 +264,7 @@ class WorkerPool:
         self.times = SystemTimes()  # Note [time split]
         #: seconds the first worker took to import torch and warm up (0.0: none ready yet); a
         #: fresh interpreter running a repro.py pays about as much (Note [background confirmation])
-        self.startup_s = 0.0
+        self.first_ready_s = 0.0
         self.coverage = TorchCoverage()  # Note [torch coverage]
 
     @property
@@ -351,7 +351,7 @@ class WorkerPool:
             if tag == "ready":  # the job's clock starts now; never block for its answer here
                 w.ready = True
                 w.deadline = w.sent = time.monotonic()
-                self.startup_s = self.startup_s or w.sent - w.started
+                self.first_ready_s = self.first_ready_s or w.sent - w.started
                 w.deadline += self.timeout_s
                 return None
         except (EOFError, OSError):
