@@ -33,7 +33,7 @@ def stale(live: tuple[str, str], fresh: tuple[str, str]) -> str:
 
 
 def history_findings(program, obs: Observation) -> list[Finding]:
-    from shapefuzz.oracles.spurious_dde import valid_until
+    from shapefuzz.oracles.spurious_dde import expr_class, valid_until
 
     for r in obs.history:
         kind = stale(r.live, r.fresh)
@@ -45,7 +45,7 @@ def history_findings(program, obs: Observation) -> list[Finding]:
                   f"the same facts and no earlier question answers {r.fresh[0]} ({r.fresh[1]})")
         return [Finding(ORACLE, "medium", obs.system, obs.config, kind,
                         f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
-                        signature(ORACLE, kind, obs, mode, expr=r.expr), r.question)]
+                        signature(ORACLE, kind, obs, mode, shape=expr_class(r.expr)), r.question)]
     return []
 
 
