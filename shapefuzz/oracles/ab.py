@@ -106,7 +106,7 @@ def _equivalent(a: str, b: str) -> bool:
 
         ea, eb = parse(a), parse(b)
         return prove([ea], eb).proved and prove([eb], ea).proved
-    except Exception:
+    except Exception:  # unparsable or untranslatable (sympy, z3 errors): not shown equivalent
         return False
 
 
@@ -220,7 +220,7 @@ def _z3_guards(cand, base, spec) -> list[Finding]:
         from shapefuzz.systems.prover.smt import parse, prove
 
         v = prove([parse(x) for x in fc], sympy.And(*[parse(x) for x in fb]))
-    except Exception:
+    except Exception:  # untranslatable guards (sympy, z3 errors): nothing shown
         return []
     if v.status != "sat":
         return []

@@ -94,11 +94,18 @@ def check(case, torch_version: str = "") -> str:
 
 
 def _script(case, torch_version: str) -> str:
-    lines = (common.safe(case.finding.detail.rsplit("\n", 1)[0], 600),
+    detail = case.finding.detail.splitlines()
+    try:
+        spec = _spec(case.finding.detail)[0]
+        sides = (f"candidate: python repro.py (this interpreter and environment); baseline: "
+                 f"{spec.command('repro.py')} --side baseline --out FILE")
+    except (ValueError, KeyError, TypeError):  # no or a bad baseline line: main() says so when run
+        sides = "the baseline is not named in this case"
+    lines = (*(common.safe(x, 600) for x in detail[:-1][:8]),
              "A difference between two torch builds: this script runs the program under the "
-             "candidate (the interpreter and environment it is run with) and the baseline, prints "
-             "both and compares them (Note [A/B repro] in shapefuzz/repro/ab.py). One side alone: "
-             "--side candidate|baseline.")
+             "candidate and the baseline, prints both and compares them (Note [A/B repro] in "
+             "shapefuzz/repro/ab.py).", common.safe(sides, 400), "program:",
+             *(common.safe(x, 200) for x in case.program.pretty().splitlines()[:20]))
     data = json.dumps(case.to_json(), sort_keys=True)
     return common.script(
         common.doc(case, torch_version, lines, signature=True),
@@ -111,12 +118,11 @@ def _script(case, torch_version: str) -> str:
 
 # ---- running ------------------------------------------------------------------------------------
 def _spec(detail: str) -> tuple[Baseline, int, str]:
-    from shapefuzz import BadInput
     from shapefuzz.oracles.ab import SPEC_PREFIX
 
     line = next((x for x in reversed(detail.splitlines()) if x.startswith(SPEC_PREFIX)), "")
     if not line:
-        raise BadInput("this A/B case names no baseline (its finding's detail has no "
+        raise ValueError("this A/B case names no baseline (its finding's detail has no "
                        f"{SPEC_PREFIX.strip()} line)")
     obj = json.loads(line[len(SPEC_PREFIX):])  # data: parsed, never evaluated
     return Baseline.from_json(obj), int(obj.get("seed", 0)), line
