@@ -25,15 +25,26 @@ def _halves(t):
     return torch.cat([t.narrow(0, 0, h), t.narrow(0, h, t.shape[0] - h)])
 
 
+def _contiguous(arms: dict) -> dict:
+    """torch.cond's contract: both arms return tensors with the same metadata, strides included
+    (eager's cond does not check it; tracing raises "The sorted order of strides of the two
+    branches' output doesn't match" when an arm keeps a transposed operand's strides and the
+    other makes a contiguous copy). Each arm's output is made contiguous, so a generated program
+    keeps the contract and the error stays a finding when torch raises it anyway."""
+    return {name: (f"({ts}).contiguous()", lambda t, f=tf: f(t).contiguous(),
+                   f"({fs}).contiguous()", lambda t, f=ff: f(t).contiguous())
+            for name, (ts, tf, fs, ff) in arms.items()}
+
+
 #: name -> (true arm source, true arm, false arm source, false arm); arms never return `t`
 #: itself: cond forbids outputs aliasing its operands.
-ARMS = {
+ARMS = _contiguous({
     "scale": ("t * 2", lambda t: t * 2, "t + 1", lambda t: t + 1),
     "flip": ("t.flip(0)", lambda t: t.flip(0), "t.clone()", lambda t: t.clone()),
     "halves": ("torch.cat([t.narrow(0, 0, t.shape[0] // 2), "
                "t.narrow(0, t.shape[0] // 2, t.shape[0] - t.shape[0] // 2)])", _halves,
                "t * 1", lambda t: t * 1),
-}
+})
 CMPS = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b, "==": lambda a, b: a == b,
         "<": lambda a, b: a < b}
 
