@@ -42,8 +42,8 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
-from shapefuzz import BadInput
 from shapefuzz.campaign.budget import WallBudget
+from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
@@ -61,13 +61,8 @@ __all__ = [
     "program_hash",
 ]
 
-STATE_SCHEMA = 1
 #: the example-database key under which campaigns share their shrunk programs (as JSON)
 SHARED_KEY = b"shapefuzz-shrunk-programs"
-
-
-class ResumeError(BadInput):
-    """A saved campaign state cannot be resumed with these settings; the message says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +146,7 @@ class Campaign:
         self._target: str | None = None
         self._shrink_deadline = 0.0
         self._last_checkpoint = 0.0
+        self.shrink_spans: list[tuple[float, float]] = []  # (start s, end s): the report shades them
         if resume is not None:
             self._restore(resume)
 
@@ -351,8 +347,10 @@ class Campaign:
         bug = self.bugs[self._target]
         self._shrink_from = _n_instrs(bug.program)
         self._shrink_label(bug)
+        start = self.elapsed()
         with self.clock.phase("shrink"):
             self._hypothesis_run((Phase.generate, Phase.shrink), None)
+        self.shrink_spans.append((round(start, 2), round(self.elapsed(), 2)))
         self._finish_bug(self._target)
         self.phase = "generating"
 
@@ -410,11 +408,25 @@ class Campaign:
 
     def _finish_bug(self, sig: str) -> None:
         bug = self.bugs[sig]
+        self._prune(bug)
         bug.shrunk = True
         if bug.evaluation is not None:
             self.on_bug(bug)
         if self.cfg.database is not None:
             self.cfg.database.save(SHARED_KEY, bug.program.dumps().encode())
+
+    def _prune(self, bug: FoundBug) -> None:
+        """Note [pruning] (program/prune.py): the shrunk program without its unused inputs and
+        dead instructions, kept when it still shows the finding."""
+        from shapefuzz.program.prune import pruned
+
+        cand = pruned(bug.program)
+        if cand is None or bug.evaluation is None or self.elapsed() > self.budget.end_s():
+            return
+        ev = self._evaluate(cand, self._involved(bug))
+        hit = next((f for f in ev.findings if f.key == bug.finding.key), None)
+        if hit is not None:
+            bug.program, bug.evaluation, bug.finding = cand, ev, hit
 
     def time_split(self) -> dict:
         """Note [time split]: the loop's wall phases and the workers' job time per system."""
@@ -453,13 +465,9 @@ class Campaign:
     def _count(self, ev: Evaluation) -> None:
         self.stats.count(ev, is_valid(ev), self.elapsed(), len(self.bugs))
 
-    # ---- checkpoints (Note [resume]) ---------------------------------------------------------
+    # ---- checkpoints (Note [resume]; checkpoint.py) -----------------------------------------
     def fingerprint(self) -> dict:
-        """What must match for a checkpoint to be resumed: the same programs and targets."""
-        from shapefuzz.systems.observation import to_jsonable
-
-        return {"seed": self.cfg.seed, "targets": [list(t) for t in self.cfg.targets],
-                "gen": to_jsonable(self.cfg.gen), "n_variants": self.cfg.n_variants}
+        return fingerprint(self.cfg)
 
     def _save_checkpoint(self, force: bool = False, finished: bool = False) -> None:
         now = time.monotonic()
@@ -468,40 +476,7 @@ class Campaign:
             self.checkpoint(self.state(finished))
 
     def state(self, finished: bool = False) -> dict:
-        from shapefuzz.systems.observation import to_jsonable
-
-        return {
-            "schema": STATE_SCHEMA, "kind": "shapefuzz-campaign-state", "finished": finished,
-            "fingerprint": self.fingerprint(), "round": self.round, "pos": self.pos,
-            "pending_shrink": self.pending_shrink, "elapsed_s": self.elapsed(),
-            "stats": self.stats.to_json(),
-            "bugs": [{"finding": to_jsonable(b.finding.to_json()), "program": b.program.to_json(),
-                      "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
-                      "shrunk": b.shrunk} for b in self.bugs.values()],
-        }
+        return state_of(self, finished)
 
     def _restore(self, state: dict) -> None:
-        try:
-            self._restore_unchecked(state)
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise ResumeError(f"the saved campaign state is malformed ({type(e).__name__}: {e}); "
-                              "remove campaign-state.json from --out to start afresh") from None
-
-    def _restore_unchecked(self, state: dict) -> None:
-        from shapefuzz.program.kinds import load_program
-
-        if state.get("kind") != "shapefuzz-campaign-state" or state.get("schema") != STATE_SCHEMA:
-            raise ResumeError("campaign-state.json is not a campaign state of this shapefuzz version; "
-                              "use another --out")
-        if state["fingerprint"] != self.fingerprint():
-            raise ResumeError("--out holds an unfinished campaign with other settings (seed, systems, "
-                              "configs or generator); resume it with the same flags or use another --out")
-        self.round, self.pos = int(state["round"]), int(state["pos"])
-        self.pending_shrink = state["pending_shrink"]
-        self.offset_s = float(state["elapsed_s"])
-        self.stats = CampaignStats.from_json(state["stats"])
-        for b in state["bugs"]:
-            f = Finding.from_json(b["finding"])
-            self.bugs[f.key] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),
-                                              float(b["first_s"]), int(b["first_program"]),
-                                              bool(b["shrunk"]))
+        restore(self, state)

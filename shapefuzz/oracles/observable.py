@@ -14,12 +14,11 @@ unknown or times out counts as equivalent: the oracle never reports what it cann
 from __future__ import annotations
 
 from shapefuzz.systems.observation import Observation
-from shapefuzz.systems.prover import SmtSettings
 
-__all__ = ["facts_mismatch", "observable_mismatch"]
+__all__ = ["TIMEOUT_MS", "facts_mismatch", "observable_mismatch"]
 
-#: per query; an equivalence needs a few queries per fact
-SETTINGS = SmtSettings(timeout_ms=500)
+#: z3's budget per query; an equivalence needs a few queries per fact
+TIMEOUT_MS = 500
 
 
 def observable_mismatch(base: Observation, obs: Observation, aggressive: bool) -> str | None:
@@ -50,9 +49,12 @@ def _artifact_mismatch(base: Observation, obs: Observation) -> str | None:
     return None
 
 
-def facts_mismatch(base: Observation, obs: Observation, settings: SmtSettings = SETTINGS) -> str | None:
+def facts_mismatch(base: Observation, obs: Observation, timeout_ms: int = TIMEOUT_MS) -> str | None:
     """A guard or assert of one side that the other side's guards and asserts do not imply (z3,
     with each side's input axioms), or None."""
+    from shapefuzz.systems.prover import SmtSettings
+
+    settings = SmtSettings(timeout_ms=timeout_ms)
     for one, other in ((base, obs), (obs, base)):
         missing = _not_implied(_facts(other), _facts(one), _axioms(other), settings)
         if missing:
@@ -69,7 +71,7 @@ def _axioms(o: Observation) -> list[str]:
     return [e for _, kind, e in o.axioms if kind in ("input", "range", "size")]
 
 
-def _not_implied(have: list[str], want: list[str], axioms: list[str], settings: SmtSettings) -> str:
+def _not_implied(have: list[str], want: list[str], axioms: list[str], settings) -> str:
     from shapefuzz.systems.prover import parse, prove
 
     known = set(have)
