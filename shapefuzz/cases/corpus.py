@@ -216,8 +216,8 @@ def _cut_from_json(obj: Any, program) -> IssueCut | None:
         return None
     if not isinstance(obj, dict) or set(obj) - {"instrs", "outputs", "calls"}:
         raise CaseError("issue_cut must be an object with instrs, outputs and calls")
-    n_values = getattr(program, "n_values", lambda: 0)()  # tensor programs only
-    n_instrs = len(program.instrs) if n_values else 0
+    n_values = getattr(program, "n_values", lambda: 0)()  # a question program returns nothing
+    n_instrs = len(program.instrs)
 
     def indices(key: str, bound: int) -> tuple[int, ...] | None:
         v = obj.get(key)

@@ -87,7 +87,7 @@ def issue(case, torch_version: str = "", calls=None) -> str:
         parts.append(function_source(p, f"f_general{k}", frozenset(sub)))
     refs = ", ".join(["f"] + [f"f_general{k}" for k in range(1, len(subsets))])
     parts += [f"calls = [{rows.strip().rstrip(',')}]  # the one call, which shows the finding\n" if one
-              else f"calls = [  # the call sequence, up to the call that shows the finding\n{rows}]\n",
+              else f"calls = [  # the call sequence; its last call shows the finding\n{rows}]\n",
               *common.fx_lines(common.fx_switches(case, st.fx)),
               *(f"torch._dynamo.config.{k} = {v!r}\n" for k, v in s.dynamo if k.isidentifier())]
     if st.env_kwargs:

@@ -21,7 +21,7 @@ from shapefuzz.repro.templates import (
     questions_issue,
 )
 
-__all__ = ["check", "issue", "line_limit", "program_lines"]
+__all__ = ["check", "issue", "line_limit", "program_lines", "reduction"]
 
 _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_or_true": "guard_or_true({c})",
           "statically_known_true": "statically_known_true({c})", "size_oblivious": "guard_size_oblivious({c})"}
@@ -107,11 +107,23 @@ def _under_config(case, s: common.Settings, lines: list[str]) -> list[str]:
     return [f"with applied({config!r}):  # shapefuzz's slow-path patches of torch", *("    " + x for x in body)]
 
 
+def reduction(case) -> str:
+    """How trial.py reduces the issue form (Note [issue form reduction]): a claim checked against
+    the truth by the slice of one question; the two-run and proof forms are not cut."""
+    return "questions" if common.compares(case.finding) == "eager" else ""
+
+
 def issue(case, torch_version: str = "") -> str:
-    f, p = case.finding, case.program
+    f = case.finding
     special = {"runs": _metamorphic, "proof": _spurious_dde, "fresh-env": _history}.get(common.compares(f))
     if special is not None:
         return special(case, torch_version)
+    src = _claims(case, torch_version, True)  # the helpers' docstrings go where they do not fit
+    return src if len(src.splitlines()) <= line_limit(case) else _claims(case, torch_version, False)
+
+
+def _claims(case, torch_version: str, docs: bool) -> str:
+    f, p = case.finding, case.program
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     alt = _alt_answers(case)
@@ -123,18 +135,18 @@ def issue(case, torch_version: str = "") -> str:
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
              "wrong, claims = [], []  # what is not the concrete answer; (question, answer) of every claim\n"
              if alt is not None else "wrong = []  # the answers that are not the concrete answer\n",
-             common.function(questions_issue, backed),
-             *([common.function(questions_issue, "unbacked")] if any("unbacked()" in x for x in body) else []),
-             *_constrain_helper(body),
-             common.function(questions_issue, "claim" if alt is not None else "answer"),
-             *([common.function(questions_issue, "replay")] if alt is not None else []),
+             common.function(questions_issue, backed, docs),
+             *([common.function(questions_issue, "unbacked", docs)] if any("unbacked()" in x for x in body) else []),
+             *_constrain_helper(body, docs),
+             common.function(questions_issue, "claim" if alt is not None else "answer", docs),
+             *([common.function(questions_issue, "replay", docs)] if alt is not None else []),
              common.block(questions_issue, "run", "\n".join(_under_config(case, s, body)))]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
     return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
 
 
-def _constrain_helper(lines: list[str]) -> list[str]:
-    return [common.function(questions_issue, "constrain")] if any("constrain(" in x for x in lines) else []
+def _constrain_helper(lines: list[str], docs: bool = True) -> list[str]:
+    return [common.function(questions_issue, "constrain", docs)] if any("constrain(" in x for x in lines) else []
 
 
 def _alt_answers(case) -> list[bool] | None:

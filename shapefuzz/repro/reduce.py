@@ -23,7 +23,8 @@ from dataclasses import replace
 from shapefuzz.cases.corpus import IssueCut
 from shapefuzz.program import Program, Ref, _refs
 
-__all__ = ["apply_cut", "defined_by", "needed", "output_cut", "prefix_cut", "raise_cut", "sub_program"]
+__all__ = ["apply_cut", "defined_by", "needed", "output_cut", "prefix_cut", "question_cut", "raise_cut",
+           "sub_program", "sub_questions"]
 
 
 def defined_by(program: Program) -> dict[int, int]:
@@ -103,6 +104,40 @@ def output_cut(program: Program, outputs) -> IssueCut:
     return IssueCut(needed(program, outputs), tuple(outputs))
 
 
+def question_cut(program, k: int) -> IssueCut:
+    """A question program's slice for its question k: what the question reads and, transitively,
+    its arguments, plus the facts (checks, ranges) over kept values stated before it; the other
+    questions (and their guards) are dropped."""
+    from shapefuzz.program.questions import FACT_OPS
+
+    pos = program.asks()[k]
+    defs = {v: at for at, (_ins, v) in enumerate(program.definitions()) if v is not None}
+    want, keep = {r.index for r in _refs(program.instrs[pos].args)}, {pos}
+    for at in range(pos - 1, -1, -1):
+        ins, v = program.definitions()[at]
+        if v is not None and v in want:
+            keep.add(at)
+            want |= {r.index for r in _refs(ins.args)}
+    kept = {v for v, at in defs.items() if at in keep}
+    keep |= {at for at, ins in enumerate(program.instrs[:pos])
+             if ins.op in FACT_OPS and {r.index for r in _refs(ins.args)} <= kept}
+    return IssueCut(tuple(sorted(keep)))
+
+
+def sub_questions(program, keep):
+    """(the question program of the kept instructions, the kept values' old indices)."""
+    from shapefuzz.program.questions import QProgram
+
+    keep = sorted(set(keep))
+    defs = program.definitions()
+    olds = [defs[at][1] for at in keep if defs[at][1] is not None]
+    new = {old: k for k, old in enumerate(olds)}
+    sub = QProgram(tuple(replace(program.instrs[at], args=_renumber(program.instrs[at].args, new))
+                         for at in keep))
+    sub.validate()
+    return sub, tuple(olds)
+
+
 def apply_cut(case):
     """(the case as its repro.py shows it, the call sequence it makes or None): the program cut
     down to `case.issue_cut` (replay inputs, forced branches and calls following it). A cut that
@@ -112,6 +147,8 @@ def apply_cut(case):
     cut = case.issue_cut
     if cut is None:
         return case, None
+    if getattr(case.program, "kind", "") == "questions":
+        return _apply_questions(case, cut), None
     calls = _calls(case, cut.calls)
     if cut.instrs is None:
         return replace(case, issue_cut=None), calls
@@ -126,6 +163,22 @@ def apply_cut(case):
     if calls is not None:
         calls = [tuple(c[k] for k in inputs) for c in calls]
     return cut_case, calls
+
+
+def _apply_questions(case, cut):
+    """The cut question program; the finding's other values follow its leaves."""
+    from shapefuzz.program import ProgramError
+
+    try:
+        program, olds = sub_questions(case.program, cut.instrs or ())
+    except (ProgramError, IndexError):
+        return replace(case, issue_cut=None)
+    alt = case.alt_values
+    if alt is not None:
+        leaves = [v for ins, v in case.program.definitions() if ins.op in ("backed", "unbacked")]
+        value = dict(zip(leaves, alt))
+        alt = tuple(value[v] for v in olds if v in value)
+    return replace(case, program=program, alt_values=alt, issue_cut=None)
 
 
 def _calls(case, keep):

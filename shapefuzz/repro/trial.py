@@ -44,10 +44,10 @@ def symptom(stdout: str) -> str:
 def strategy(case) -> str:
     """How its issue form is reduced: "raise" (a trace that raises: the shortest failing prefix,
     then the raising instruction's slice), "outputs" (slices of the outputs), "calls" (calls
-    dropped, then outputs), or "" (not reduced: the family's form is not cut)."""
+    dropped, then outputs), "questions" (the slice of one question), or "" (not reduced)."""
     from shapefuzz.repro import family
 
-    if case.finding.system == "ref" or getattr(case.program, "kind", "") != "tensors":
+    if case.finding.system == "ref":
         return ""
     return getattr(family(case), "reduction", lambda c: "")(case)
 
@@ -55,10 +55,11 @@ def strategy(case) -> str:
 def worth_reducing(case) -> bool:
     from shapefuzz.repro import line_limit, repro_source
 
-    if not strategy(case):
+    how = strategy(case)
+    if not how:
         return False
-    if len(case.program.instrs) > _SMALL_PROGRAM or _n_calls(case) > _FEW_CALLS:
-        return True
+    if how != "questions" and (len(case.program.instrs) > _SMALL_PROGRAM or _n_calls(case) > _FEW_CALLS):
+        return True  # (a question program, microseconds to run, is reduced only when too long)
     return len(repro_source(case).splitlines()) > line_limit(case)
 
 
@@ -190,16 +191,29 @@ def _output_cut(t: _Trial, calls=None):
 
 
 def _calls_cut(t: _Trial):
-    """Each earlier call dropped when the form still fails without it; then the outputs."""
+    """The last call alone, or after the first (the one that compiles); else each earlier call
+    dropped when the form still fails without it. Then the outputs."""
     from shapefuzz.cases.corpus import IssueCut
 
-    keep = list(range(_n_calls(t.case)))
-    for i in keep[:-1]:
-        trial = [k for k in keep if k != i]
-        if t.fails(IssueCut(calls=tuple(trial))):
-            keep = trial
-    calls = tuple(keep) if len(keep) < _n_calls(t.case) else None
+    n = _n_calls(t.case)
+    keep = next((list(c) for c in ((n - 1,), (0, n - 1)) if len(c) < n and t.fails(IssueCut(calls=c))), None)
+    if keep is None:
+        keep = list(range(n))
+        for i in range(n - 1):
+            trial = [k for k in keep if k != i]
+            if t.fails(IssueCut(calls=tuple(trial))):
+                keep = trial
+    calls = tuple(keep) if len(keep) < n else None
     return _output_cut(t, calls) or (IssueCut(calls=calls) if calls else None)
+
+
+def _question_cut(t: _Trial):
+    """The smallest slice of one question that still fails."""
+    from shapefuzz.repro.reduce import question_cut
+
+    p = t.case.program
+    cuts = sorted((question_cut(p, k) for k in range(len(p.asks()))), key=lambda c: len(c.instrs))
+    return next((c for c in cuts if len(c.instrs) < len(p.instrs) and t.fails(c)), None)
 
 
 def main(folder: str, seconds: float) -> int:
@@ -211,7 +225,7 @@ def main(folder: str, seconds: float) -> int:
     how = strategy(case)
     if not how or not t.fails(None):
         return 0
-    cut = {"raise": _raise_cut, "outputs": _output_cut, "calls": _calls_cut}[how](t)
+    cut = {"raise": _raise_cut, "outputs": _output_cut, "calls": _calls_cut, "questions": _question_cut}[how](t)
     if cut is not None and t.smaller(cut, None):
         print("CUT " + json.dumps(to_jsonable(cut)), flush=True)
     return 0

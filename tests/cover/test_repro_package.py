@@ -85,6 +85,21 @@ def test_repro_is_an_issue_form(path):
     assert "def main(" not in src and "CHECK = " not in src  # no generic harness
 
 
+def test_the_limits_are_checked_on_reduced_long_findings():
+    """The corpus holds what made issue forms too long before they were reduced at confirmation
+    (Note [issue form reduction]): a compile finding shown by a sequence of several calls and an
+    export trace error of a program of 12 or more instructions; test_repro_is_an_issue_form
+    checks their limits, test_issue_form_exits_1_while_the_bug_is_there that they fail."""
+    cases = [load_case(p) for p in CASES]
+    calls = [c for c in cases if c.finding.system == "compile" and c.finding.replay_index >= 0
+             and family(c).__name__.endswith(".calls") and line_limit(c) == 60]
+    long_export = [c for c in cases if (c.finding.system, c.finding.kind) == ("export", "trace-error")
+                   and len(c.program.instrs) >= 12]
+    assert calls, "no compile case of several calls in the corpus"
+    assert long_export, "no export trace error of >= 12 instructions in the corpus"
+    assert any(c.issue_cut is not None for c in calls + long_export)
+
+
 @pytest.mark.parametrize("path", CASES, ids=IDS)
 def test_check_is_current(path):
     assert (path.parent / "check.py").read_text() == check_source(load_case(path))

@@ -98,6 +98,9 @@ def test_calls_that_do_not_matter_are_dropped():
     cut = trial._calls_cut(t)
     assert cut.calls == (1, 4)
     assert cut.instrs == (0, 2) and cut.outputs == (5,)  # then the outputs: v5's slice is enough
+    t = _fake(p, lambda cut: cut.instrs is None, system="compile", calls=5)  # the last call shows it
+    assert trial._calls_cut(t) == IssueCut(calls=(4,))
+    assert len(t.tried) == 1 + 3  # the last call alone, then the three output slices (none fails)
 
 
 def test_symptom_ignores_numbers_and_keeps_the_exception():
@@ -183,3 +186,27 @@ def test_an_instruction_with_several_values_keeps_them_all_apart():
     sub, inputs = sub_program(p, keep, (5,))
     assert inputs == (1,)
     assert sub.instrs[1] == Instr("add", (Ref(2), Ref(1))) and sub.outputs == (3,)
+
+
+def test_a_question_slice_keeps_its_leaves_and_facts_and_the_other_values_follow():
+    from shapefuzz.program.questions import QInstr, QProgram
+    from shapefuzz.repro.reduce import question_cut
+
+    p = QProgram((
+        QInstr("backed", (2,)),                      # v0
+        QInstr("backed", (3,)),                      # v1 (question 1 only)
+        QInstr("binop", ("-", Ref(1), Ref(0))),      # v2 (unused)
+        QInstr("constrain_range", (Ref(0), 0, 10)),  # a fact over v0
+        QInstr("ask", ("bool", "!=", Ref(0), 0)),    # question 0
+        QInstr("unbacked", (5,)),                    # v3, after it
+        QInstr("ask", ("guard_or_false", ">", Ref(1), Ref(0))),  # question 1
+    ))
+    assert question_cut(p, 0) == IssueCut((0, 3, 4))
+    assert question_cut(p, 1) == IssueCut((0, 1, 3, 6))  # question 0 (and its guard) dropped
+    case = replace(load_case(CORPUS / "zero-size-backed-positive-torch-env"), program=p,
+                   alt_values=(0, 7, 9), issue_cut=IssueCut((0, 1, 3, 6)))
+    cut, calls = apply_cut(case)
+    assert calls is None and cut.issue_cut is None
+    assert [i.op for i in cut.program.instrs] == ["backed", "backed", "constrain_range", "ask"]
+    assert cut.program.instrs[-1].args == ("guard_or_false", ">", Ref(1), Ref(0))
+    assert cut.alt_values == (0, 7)  # v3's value went with it
