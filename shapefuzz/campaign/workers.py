@@ -266,6 +266,9 @@ class WorkerPool:
         #: fresh interpreter running a repro.py pays about as much (Note [background confirmation])
         self.first_ready_s = 0.0
         self.coverage = TorchCoverage()  # Note [torch coverage]
+        #: systems whose jobs run in this process, not in a worker (Note [ref in process])
+        self.local_systems: tuple[str, ...] = ("ref",)
+        self._parsed: dict = {}  # run_job's parse memo for the local jobs
 
     @property
     def size(self) -> int:
@@ -291,10 +294,40 @@ class WorkerPool:
             raise ShapefuzzBug(f"job group {tag!r} submitted twice")
         self._groups[tag] = [None] * len(jobs)
         self._left[tag] = len(jobs)
-        self._queue.extend((tag, i, j) for i, j in enumerate(jobs))
+        here = self._local(jobs)
+        local = [(tag, i, j) for i, j in enumerate(jobs) if here(j)]
+        self._queue.extend((tag, i, j) for i, j in enumerate(jobs) if not here(j))
+        self._dispatch()  # the workers start on theirs first
+        for task in local:
+            self._store(task, self._run_here(task[2]))
         if not jobs:
             self._complete(tag)
-        self._dispatch()
+
+    def _local(self, jobs: list[Job]):
+        """Which jobs of a group run here: the local systems' jobs, and the eager job too when
+        every other job is local (ref's lockstep runs the same eager ops here anyway; a worker
+        round trip for it alone would be the group's whole wait)."""
+        alone = all(j.system in self.local_systems or j.system == "eager" for j in jobs)
+        return lambda j: j.system in self.local_systems or (alone and j.system == "eager"
+                                                            and bool(self.local_systems))
+
+    def _run_here(self, job: Job) -> Observation:
+        """Run one job here, timed.
+
+        Note [ref in process]: a ref job costs about a millisecond, a worker round trip
+        (pickling the job and its observation both ways, two context switches) several times
+        that, and ref needs none of torch's tracing state a worker isolates. A ref exception is
+        a shapefuzz bug as in a worker (Note [shapefuzz bugs])."""
+        t = time.perf_counter()
+        try:
+            obs = run_job(job, self._parsed)
+        except Exception as e:
+            self._report_bug(f"{job.system}:{job.config} raised inside shapefuzz: {e!r}"[:300], job,
+                             traceback.format_exc())
+            return Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
+        dt = time.perf_counter() - t
+        self.times.add(job.system, {"job_s": dt}, dt)
+        return obs
 
     def in_flight(self) -> int:
         """Groups submitted and not yet returned by poll."""

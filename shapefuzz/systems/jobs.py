@@ -19,16 +19,31 @@ class Job:
     variants_json: str  # JSON list of lists of input specs
 
 
-def run_job(job: Job) -> Observation:
-    """Run one job in this process (workers call this; so do in-process replays and tests)."""
+def run_job(job: Job, parsed: dict | None = None) -> Observation:
+    """Run one job in this process (workers call this; so do in-process replays and tests).
+    `parsed` memoizes the parsed program and variants by their JSON (the jobs of one program
+    share them: one parse for all its configs)."""
+    key = (job.program_json, job.variants_json)
+    hit = parsed.get(key) if parsed is not None else None
+    if hit is None:
+        hit = _parse(job)
+        if parsed is not None:
+            parsed.clear()  # one program at a time: its configs' jobs come together
+            parsed[key] = hit
+    program, variants = hit
+    from shapefuzz.systems import get_system
+
+    system = get_system(job.system)
+    obs = system.observe(program, job.config, variants)
+    return kind_of(program).extra_runs(system, program, obs)
+
+
+def _parse(job: Job) -> tuple:
     import json
 
     from shapefuzz.program import _input_from_json
-    from shapefuzz.systems import get_system
 
     program = load_program(json.loads(job.program_json))
     variants = [tuple(_input_from_json(k, s) for k, s in enumerate(v))
                 for v in json.loads(job.variants_json)]
-    system = get_system(job.system)
-    obs = system.observe(program, job.config, variants)
-    return kind_of(program).extra_runs(system, program, obs)
+    return program, variants

@@ -31,9 +31,9 @@ def kind(monkeypatch):
     return only
 
 
-def _campaign(budget: float, configs=CONFIGS["ref"]) -> Campaign:
+def _campaign(budget: float, configs=CONFIGS["ref"], max_examples: int | None = None) -> Campaign:
     cfg = CampaignSettings(tuple(("ref", c) for c in configs), budget_s=budget, seed=0,
-                           shrink_budget_s=10)
+                           shrink_budget_s=10, max_examples=max_examples)
     return Campaign(cfg, lambda jobs: [run_job(j) for j in jobs]).run()
 
 
@@ -85,7 +85,39 @@ def test_planted_bug_is_found_and_blamed(opt, monkeypatch, kind):
     kind("questions")
     module, name, bad = plants.PLANTED[opt]
     monkeypatch.setattr(module, name, bad)
-    camp = _campaign(25)
-    blamed = {b.finding.signature.config for b in camp.bugs.values()
-              if b.finding.oracle == "config-differential"}
-    assert opt in blamed, f"config differential blamed {blamed} for a bug planted in {opt}"
+    # all-off against default alone: every toggle differs, so the blame is a real bisection;
+    # a fixed number of programs (the same ones whatever the machine's load)
+    camp = _campaign(900, ("all-off", "default"), max_examples=1500)
+    assert _blamed(camp) == {opt}, f"config differential blamed {_blamed(camp)} for a bug planted in {opt}"
+
+
+def _blamed(camp) -> set[str]:
+    return {b.finding.signature.config for b in camp.bugs.values()
+            if b.finding.oracle == "config-differential"}
+
+
+def test_planted_bug_in_aggressive_range_analysis_is_blamed_on_agfs(monkeypatch, kind):
+    """agfs=1's range-only answers claim True for everything: bisection over the toggles that
+    differ between all-off and agfs=1 (all eight) names the level alone."""
+    kind("questions")
+    monkeypatch.setattr(plants.eval_mod, "range_only", lambda env, expr: True)
+    camp = _campaign(900, ("all-off", "agfs=1", "default"), max_examples=600)
+    assert _blamed(camp) == {"agfs"}, _blamed(camp)
+
+
+def test_a_bug_in_the_baseline_path_is_blamed_on_the_baseline(monkeypatch, kind):
+    """add-from-args's slow path (all-off's) adds 1 to a sum of two distinct symbols, which the
+    fast path always builds itself: the baseline's own values are wrong, so the blame says that
+    instead of naming a toggle."""
+    kind("questions")
+    canonical = plants.exprs_mod.add_canonical
+
+    def off_by_one(a, b):
+        out = canonical(a, b)
+        return out + 1 if a.is_Symbol and b.is_Symbol and a != b else out
+
+    monkeypatch.setattr(plants.exprs_mod, "add_canonical", off_by_one)
+    camp = _campaign(900, ("all-off", "default", "off:no-hint"), max_examples=600)
+    cds = [b for b in camp.bugs.values() if b.finding.oracle == "config-differential"]
+    assert cds and all(b.finding.signature.config == "all-off" for b in cds), _blamed(camp)
+    assert all("baseline all-off is itself wrong" in b.finding.detail for b in cds)

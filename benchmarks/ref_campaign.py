@@ -1,0 +1,106 @@
+"""A ref campaign's throughput over all its configs, worker round trips against in-process ref
+observations (Note [ref in process] in shapefuzz/campaign/workers.py), side by side in one run.
+
+    python benchmarks/ref_campaign.py [--programs 150] [--seed 4] [--reps 2]
+                                      [--profile] [--out benchmarks/ref_campaign_results.md]
+
+Each variant is the campaign a user runs (`shapefuzz fuzz --system ref --config all --workers 1`
+without shrinking's share: no finding is expected on unmodified ref): the engine, a
+WorkerPool(1) (its start-up is outside the timed part), the same seed and number of programs.
+Variants run round-robin `reps` times, so a loaded machine slows both alike; the table shows
+the best run of each and the loop's own time split (generation, waiting for workers, oracles,
+bookkeeping) and the jobs' (trace, z3, IPC). `--profile` adds a cProfile of one in-process run
+(the 25 most expensive functions by cumulative time) to the report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import platform
+import pstats
+import time
+
+from shapefuzz.campaign.engine import Campaign, CampaignSettings
+from shapefuzz.campaign.workers import WorkerPool
+from shapefuzz.systems import CONFIGS
+
+VARIANTS = {"worker round trips": (), "ref in process": ("ref",)}
+
+
+def one(pool: WorkerPool, local: tuple, programs: int, seed: int) -> dict:
+    pool.local_systems = local
+    pool.times.per.clear()
+    cfg = CampaignSettings(tuple(("ref", c) for c in CONFIGS["ref"]), budget_s=3600, seed=seed,
+                           max_examples=programs, shrink_budget_s=5)
+    t = time.perf_counter()
+    camp = Campaign(cfg, pool).run()
+    wall = time.perf_counter() - t
+    return {"programs": camp.stats.programs, "wall_s": wall, "split": camp.time_split(),
+            "findings": sorted(camp.bugs)}
+
+
+def _row(name: str, r: dict) -> str:
+    phases = r["split"]["phases_s"]
+    total = sum(phases.values()) or 1.0
+    share = ", ".join(f"{k} {100 * v / total:.0f}%" for k, v in sorted(phases.items(), key=lambda kv: -kv[1])
+                      if v / total >= 0.01)
+    jobs = r["split"]["systems"].get("ref", {})
+    ipc = jobs.get("ipc_s", 0.0)
+    return (f"| {name} | {r['programs']} | {r['wall_s']:.1f} | {r['programs'] / r['wall_s']:.1f} | "
+            f"{jobs.get('trace_s', 0.0):.1f} | {jobs.get('z3_s', 0.0):.1f} | {ipc:.1f} | {share} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--programs", type=int, default=150)
+    ap.add_argument("--seed", type=int, default=4)
+    ap.add_argument("--reps", type=int, default=2)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--out", default="benchmarks/ref_campaign_results.md")
+    a = ap.parse_args()
+    best: dict[str, dict] = {}
+    with WorkerPool(1) as pool:
+        pool.run_many([])  # nothing: the worker starts while the first variant warms up
+        one(pool, ("ref",), 5, a.seed)  # warm-up: imports, sympy's caches, the worker
+        for rep in range(a.reps):
+            for name in (list(VARIANTS) if rep % 2 == 0 else list(VARIANTS)[::-1]):
+                r = one(pool, VARIANTS[name], a.programs, a.seed)
+                if name not in best or r["wall_s"] < best[name]["wall_s"]:
+                    best[name] = r
+        prof = _profile(pool, a) if a.profile else ""
+    base, fast = best["worker round trips"], best["ref in process"]
+    lines = [
+        "# ref campaign throughput", "",
+        f"`python benchmarks/ref_campaign.py --programs {a.programs} --seed {a.seed} --reps {a.reps}`", "",
+        f"Python {platform.python_version()}, {platform.machine()}; {len(CONFIGS['ref'])} ref configs "
+        f"(--config all), one worker; best of {a.reps} round-robin runs. The machine was shared with "
+        "other jobs: compare the rows with each other (same run), not with other tables.", "",
+        "| variant | programs | wall s | programs/s | ref trace s | z3 s | IPC s | loop time split |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+        _row("worker round trips", base), _row("ref in process", fast), "",
+        f"Speed-up of in-process ref observations: {base['wall_s'] / fast['wall_s']:.2f}x "
+        f"(same {a.programs} programs; findings {base['findings'] or 'none'} / {fast['findings'] or 'none'}).",
+        "Budget (issue 14): >= 100 programs/s over all configs with one worker.",
+    ]
+    if prof:
+        lines += ["", "## cProfile of one in-process run (cumulative)", "", "```", prof, "```"]
+    text = "\n".join(lines) + "\n"
+    with open(a.out, "w") as f:
+        f.write(text)
+    print(text)
+
+
+def _profile(pool: WorkerPool, a) -> str:
+    p = cProfile.Profile()
+    p.enable()
+    one(pool, ("ref",), a.programs, a.seed)
+    p.disable()
+    s = io.StringIO()
+    pstats.Stats(p, stream=s).sort_stats("cumulative").print_stats(25)
+    return "\n".join(line for line in s.getvalue().splitlines() if line.strip())[-6000:]
+
+
+if __name__ == "__main__":
+    main()
