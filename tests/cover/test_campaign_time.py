@@ -87,19 +87,19 @@ def test_generation_leaves_the_reserve_and_a_shrink_window():
 
 def _planted(job):
     obs = run_job(job)
-    if hashlib.sha256(job.program_json.encode()).hexdigest()[0] in "01":  # ~1 program in 8
+    if hashlib.sha256(job.program_json.encode()).hexdigest()[0] in "0123":  # ~1 program in 4
         return replace(obs, outcome=Outcome("crash", "Crash", "planted"))
     return obs
 
 
 def test_a_campaign_with_findings_ends_by_its_budget_less_the_reserve():
-    cfg = CampaignSettings(TARGETS, budget_s=4.0, seed=3, shrink_budget_s=30.0)
+    cfg = CampaignSettings(TARGETS, budget_s=5.0, seed=3, shrink_budget_s=30.0)
     t0 = time.monotonic() - 0.5  # as if the process had started half a second ago
     camp = Campaign(cfg, lambda jobs: [_planted(j) for j in jobs], reserve=lambda: 1.0).run(t0=t0)
     assert camp.bugs and all(b.shrunk for b in camp.bugs.values())
-    assert camp.stopped_s is not None and camp.stopped_s >= 4.0 - 1.0 - 0.4
-    # ends at budget - reserve, plus at most one evaluation (microseconds on ref) and slack
-    assert camp.elapsed() <= 3.0 + 1.0, camp.elapsed()
+    assert camp.stopped_s is not None and camp.stopped_s >= 5.0 - 1.0 - 0.5
+    # ends at budget - reserve, plus at most one evaluation (milliseconds on ref) and slack
+    assert camp.elapsed() <= 4.0 + 1.0, camp.elapsed()
     split = camp.time_split()["phases_s"]
     assert split["startup"] >= 0.5 and split["shrink"] > 0 and split["generate"] > 0
 
