@@ -127,7 +127,8 @@ class FuzzItem(_Item):
                            max_examples=opt("shapefuzz_max_examples"), seed=opt("shapefuzz_seed"),
                            workers=opt("shapefuzz_workers"), out=out, gen=GenSettings(), torch_config=(),
                            timeout_s=60.0, shrink_budget_s=30.0, confirm=True, quiet=True,
-                           known=load_known(), strict=opt("shapefuzz_strict"))
+                           known=load_known(), strict=opt("shapefuzz_strict"),
+                           force=True)  # a rerun of the test replaces its own earlier campaign
         try:
             from shapefuzz.repro.ab import baseline_from_flags
 
