@@ -7,7 +7,7 @@ import sympy
 import torch
 import torch.fx.experimental._config as fxx
 from torch._dynamo.source import ConstantSource
-from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, _constrain_range_for_size, constrain_range, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 ENV_KWARGS = {'specialize_zero_one': False}
@@ -38,6 +38,14 @@ def backed(hint, name):
         se.size_like.add(s)
     leaves.append(se.create_symintnode(s, hint=hint, source=ConstantSource(name)))
     return leaves[-1]
+
+
+def constrain(v, lo, hi):
+    """A range constraint, as torch._constrain_as_size (lo >= 0) / constrain_range take one."""
+    if lo >= 0 and isinstance(v, torch.SymInt) and isinstance(v.node.expr, sympy.Symbol):
+        _constrain_range_for_size(v, min=lo, max=hi)
+    else:
+        constrain_range(v, min=lo, max=hi)
 
 
 def unbacked():
