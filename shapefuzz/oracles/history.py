@@ -13,7 +13,7 @@ from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["history_findings", "stale"]
+__all__ = ["across_configs", "history_findings", "stale"]
 
 ORACLE = "history"
 _CLAIMS = ("static", "guard", "assert")
@@ -30,6 +30,15 @@ def stale(live: tuple[str, str], fresh: tuple[str, str]) -> str:
     if live[0] == fresh[0]:
         return ""
     return "stale-fallback" if live[1] == "fallback" else "different-claim"
+
+
+def across_configs(program, observations) -> list[Finding]:
+    """One finding per bug, not per config: a stale answer every config shares is reported
+    under the default config (or the first config that shows it); a config-specific one under
+    its own config (Note [signature]: the config delta stays in the signature)."""
+    from shapefuzz.oracles.spurious_dde import one_per_bucket
+
+    return one_per_bucket([f for obs in observations if obs.history for f in history_findings(program, obs)])
 
 
 def history_findings(program, obs: Observation) -> list[Finding]:
@@ -56,5 +65,5 @@ def _no_input(finding: Finding, obs: Observation, kind: str) -> tuple:
 ORACLE_OBJ = register(Oracle(
     ORACLE, "medium", "an answer may depend on the facts known when it is asked, never on which "
     "questions were asked before (a fresh ShapeEnv with the same facts must not answer sharper)",
-    lambda c: history_findings(c.program, c.obs), kinds=("questions",), per_observation=True,
-    rank=55, replay_input=_no_input, compares="fresh-env"))
+    lambda c: across_configs(c.program, c.observations), kinds=("questions",), rank=55,
+    replay_input=_no_input, compares="fresh-env"))

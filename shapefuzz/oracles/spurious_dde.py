@@ -37,7 +37,7 @@ from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["expr_class", "spurious_dde", "valid_until"]
+__all__ = ["expr_class", "one_per_bucket", "spurious_dde", "valid_until"]
 
 ORACLE = "spurious-dde"
 KIND = "completeness"
@@ -61,6 +61,19 @@ def spurious_dde(program, observations) -> list[Finding]:
                            f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
                            signature(ORACLE, KIND, obs, raiser, obs.outcome.frame, shape=cls),
                            len(obs.decisions)))  # the question that raised (its repro asks it)
+    return one_per_bucket(out)
+
+
+def one_per_bucket(findings: list[Finding]) -> list[Finding]:
+    """The first finding of each (symptom, shape, where) bucket, the default config's first:
+    one program meets a config-independent incompleteness under every config."""
+    findings = sorted(findings, key=lambda f: f.config != "default")  # stable: keeps the order
+    seen, out = set(), []
+    for f in findings:
+        key = (f.signature.symptom, f.signature.shape, f.signature.where)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
     return out
 
 

@@ -205,3 +205,10 @@ def test_generator_reaches_the_new_constructs(name, reached):
     p = find(qprograms(max_ops=30), reached, settings=settings(max_examples=2000, database=None))
     assert reached(p)
     assert {447, 1021, 1024} <= set(LARGE_CONSTANTS)
+
+
+def test_one_finding_per_bug_across_configs():
+    p = again("guard_or_false")  # torch 2.13 keeps this fallback stale under every config
+    obs = [TorchEnvSystem().observe(p, c) for c in ("stack-traces-off", "default", "agfs=1")]
+    (f,) = [f for f in check_all(p, None, obs) if f.oracle == "history"]
+    assert f.config == "default" and f.kind == "stale-fallback"
