@@ -214,3 +214,17 @@ def test_progress_is_quiet_off_a_terminal():
     p.update(Snapshot(10.0, 60, 50, 40, 1))
     p.close()
     assert buf.getvalue() == ""
+
+
+def test_timeline_marks_first_seen_times_and_shades_shrinks_and_bars_go_log():
+    from shapefuzz.report.plots import figures
+
+    d = report_data(shrink_spans=[[10.0, 14.5], [40.0, 47.0]])
+    figs = figures(d, {}, {"static-soundness/unsat": 2432, "static-soundness/sat": 9})
+    tl = figs["timeline"].to_plotly_json()
+    markers = next(t for t in tl["data"] if t.get("mode") == "markers" and t.get("text"))
+    assert sorted(markers["x"]) == sorted(f["first_s"] for f in d["findings"])  # not shrink ends
+    assert [(s["x0"], s["x1"]) for s in tl["layout"]["shapes"]] == [(10.0, 14.5), (40.0, 47.0)]
+    assert figs["z3"].to_plotly_json()["layout"]["yaxis"]["type"] == "log"  # 2432 vs 9
+    flat = figures(report_data(), {"a": 5, "b": 3}, {})["families"].to_plotly_json()
+    assert flat["layout"]["yaxis"]["type"] == "linear"
