@@ -7,18 +7,19 @@ finding is confirmed as soon as its case is final (shrunk), in a thread that wai
 subprocess, while generation goes on; what is left at the end runs in parallel. Each
 confirmation's timeout ends at the hard deadline (budget + grace, Note [wall budget]); one still
 running then is killed and its finding is reported unconfirmed with `confirm_timed_out`. A case
-rewritten after its confirmation started (repro.py changed) is confirmed again. The measured
-durations give the campaign its estimate of the end phase (`reserve_s`)."""
+rewritten after its confirmation (repro.py changed, other than by the confirmation itself: it may
+reduce the issue form, repro/trial.py) is confirmed again. The shortest confirmation measured (an
+unreduced one: late findings get too little time to be reduced) gives the campaign its estimate
+of the end phase (`reserve_s`)."""
 
 from __future__ import annotations
 
 import hashlib
 import math
-import statistics
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = ["Confirmer"]
@@ -44,7 +45,7 @@ class Confirmer:
         self.parallel = max(1, parallel)
         self.enabled = enabled
         self._pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="confirm")
-        self._jobs: dict[str, tuple[Future, str, Path]] = {}
+        self._jobs: dict[str, list] = {}  # sig -> [Future, repro.py digest, case folder]
         self._durations: list[float] = []
         self._lock = threading.Lock()
         #: before any confirmation was measured: what a fresh interpreter with torch takes here
@@ -57,20 +58,23 @@ class Confirmer:
             return
         digest = _digest(case_dir)
         old = self._jobs.get(sig)
-        if old is not None and old[1] == digest:
-            return
+        if old is not None and (old[1] == digest or old[0].running()):
+            return  # running: it may be rewriting repro.py itself (a reduced issue form)
         if old is not None:
-            old[0].cancel()  # not started yet: no need; started: its answer is ignored
-        self._jobs[sig] = (self._pool.submit(self._run, case_dir), digest, case_dir)
+            old[0].cancel()  # queued: not needed any more
+        job: list = [None, digest, case_dir]
+        job[0] = self._pool.submit(self._run, job)
+        self._jobs[sig] = job
 
-    def _run(self, case_dir: Path) -> tuple[bool, bool]:
+    def _run(self, job: list) -> tuple[bool, bool]:
         """(confirmed, timed out at the deadline)."""
         left = self.deadline - time.monotonic()
         if left <= 0.5:
             return False, True
         t = time.monotonic()
-        ok = self.confirm_fn(case_dir, min(left, self.MAX_S))
+        ok = self.confirm_fn(job[2], min(left, self.MAX_S))
         took = time.monotonic() - t
+        job[1] = _digest(job[2])  # what it confirmed (a reduced issue form, maybe)
         with self._lock:
             self._durations.append(took)
         return ok, not ok and took >= left - 0.5
@@ -78,7 +82,7 @@ class Confirmer:
     def estimate_s(self) -> float:
         with self._lock:
             if self._durations:
-                return statistics.median(self._durations)
+                return min(self._durations)
         return max(self.FIRST_GUESS_S, self.hint())
 
     def unfinished(self) -> int:

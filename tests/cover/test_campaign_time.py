@@ -131,6 +131,21 @@ def test_a_case_is_confirmed_once_and_again_when_its_repro_changes(tmp_path):
     c.close()
 
 
+def test_a_repro_the_confirmation_itself_rewrote_is_not_confirmed_again(tmp_path):
+    calls = []
+
+    def reducing_confirm(d, timeout):  # as repro/trial.py's confirm_reduced writes a reduced form
+        calls.append(1)
+        (d / "repro.py").write_text("reduced")
+        return True
+
+    c = Confirmer(reducing_confirm, time.monotonic() + 60)
+    d = _case(tmp_path, "full")
+    c.submit("sig", d)
+    assert c.results({"sig": d}) == {"sig": (True, False)} and calls == [1]
+    c.close()
+
+
 def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_waiting_cases(tmp_path):
     c = Confirmer(lambda d, t: pytest.fail("must not run past the deadline"), time.monotonic() - 1)
     d = _case(tmp_path, "x")
