@@ -79,23 +79,27 @@ def confirm_reduced(folder: Path, run: Callable[[Path, float], bool], timeout_s:
     cut = _trial(folder, min(_TRIAL_S, timeout_s / 3))
     if cut is None:
         return run(folder, max(1.0, end - time.monotonic()))
-    _write(folder, replace(case, issue_cut=cut))
-    if run(folder, max(1.0, (end - time.monotonic()) / 2)):
+    if _write(folder, replace(case, issue_cut=cut)) and run(folder, max(1.0, (end - time.monotonic()) / 2)):
         return True
     _write(folder, case)  # the reduced form passes standalone: the full form it is
     return run(folder, max(1.0, end - time.monotonic()))
 
 
-def _write(folder: Path, case) -> None:
-    """repro.py of the case, and its cut in case.json (the rest of the file as it was)."""
+def _write(folder: Path, case) -> bool:
+    """repro.py of the case, and its cut in case.json (the rest of the file as it was); False,
+    writing nothing, when the folder holds another program by now (the campaign saved a smaller
+    one while this one was being reduced: its own confirmation follows)."""
     from shapefuzz.cases.corpus import atomic_write
     from shapefuzz.repro import repro_source
     from shapefuzz.systems.observation import to_jsonable
 
     obj = json.loads((folder / "case.json").read_text())
+    if obj.get("program") != json.loads(json.dumps(case.program.to_json())):
+        return False
     obj["issue_cut"] = None if case.issue_cut is None else to_jsonable(case.issue_cut)
     atomic_write(folder / "repro.py", repro_source(case))
     atomic_write(folder / "case.json", json.dumps(obj, indent=1, sort_keys=True))
+    return True
 
 
 def _trial(folder: Path, seconds: float):

@@ -210,3 +210,18 @@ def test_a_question_slice_keeps_its_leaves_and_facts_and_the_other_values_follow
     assert [i.op for i in cut.program.instrs] == ["backed", "backed", "constrain_range", "ask"]
     assert cut.program.instrs[-1].args == ("guard_or_false", ">", Ref(1), Ref(0))
     assert cut.alt_values == (0, 7)  # v3's value went with it
+
+
+def test_a_case_saved_again_during_its_reduction_is_left_as_saved(case_dir, monkeypatch):
+    case = load_case(case_dir)
+
+    def trial_while_resaved(folder, seconds):  # the campaign saves a smaller program meanwhile
+        obj = json.loads((folder / "case.json").read_text())
+        obj["program"]["instrs"] = obj["program"]["instrs"][:1]
+        obj["program"]["outputs"] = []
+        (folder / "case.json").write_text(json.dumps(obj))
+        return _cut_of(case)
+    monkeypatch.setattr(trial, "_trial", trial_while_resaved)
+    before = (case_dir / "repro.py").read_text()
+    assert trial.confirm_reduced(case_dir, lambda folder, seconds: True)
+    assert (case_dir / "repro.py").read_text() == before and load_case(case_dir).issue_cut is None
