@@ -137,7 +137,8 @@ def test_a_planted_slowdown_is_a_low_finding_and_shows_in_the_speed_table(tmp_pa
     fuzz(out, env_with(d), *QUESTIONS, "--baseline-env", "PYTHONPATH=", "--budget", "120", "--seed", "2")
     assert any(f["kind"] == "slowdown" and f["severity"] == "low" for f in ab_rows(out))
     speed = json.loads((out / "report.json").read_text())["ab"]["speed"]["torch-env"]
-    assert speed["median_ratio"] > 1.5 and speed["slower_2x"]
+    # most question programs never reach evaluate_expr (their answers are static): the slow tail
+    assert speed["candidate_s"] > 2 * speed["baseline_s"] and speed["p90_ratio"] > 2 and speed["slower_2x"]
     assert "ab-speed" in (out / "report.html").read_text()
 
 
@@ -162,5 +163,6 @@ def test_a_slower_baseline_is_a_speedup_and_no_finding(tmp_path):
     fuzz(out, env_with(None), *QUESTIONS, "--baseline-env", f"PYTHONPATH={d}", "--budget", "90", "--seed", "4")
     assert ab_rows(out) == []
     rep = json.loads((out / "report.json").read_text())
-    assert rep["ab"]["speed"]["torch-env"]["median_speedup"] > 1.5
+    speed = rep["ab"]["speed"]["torch-env"]
+    assert speed["baseline_s"] > 2 * speed["candidate_s"] and speed["p10_ratio"] < 0.5
     assert "median speedup" in (out / "report.md").read_text()
