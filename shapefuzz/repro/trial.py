@@ -45,9 +45,14 @@ def strategy(case) -> str:
     """How its issue form is reduced: "raise" (a trace that raises: the shortest failing prefix,
     then the raising instruction's slice), "outputs" (slices of the outputs), "calls" (calls
     dropped, then outputs), "questions" (the slice of one question), or "" (not reduced)."""
+    from shapefuzz.oracles import get_oracle
     from shapefuzz.repro import family
 
-    if case.finding.system == "ref":
+    try:
+        own = get_oracle(case.finding.oracle).repro  # a plugin oracle's own repro.py: not ours to cut
+    except ValueError:
+        own = None
+    if own is not None or case.finding.system == "ref":
         return ""
     return getattr(family(case), "reduction", lambda c: "")(case)
 
@@ -59,7 +64,7 @@ def worth_reducing(case) -> bool:
     if not how:
         return False
     if how != "questions" and (len(case.program.instrs) > _SMALL_PROGRAM or _n_calls(case) > _FEW_CALLS):
-        return True  # (a question program, microseconds to run, is reduced only when too long)
+        return True  # (a question program, a few lines an instruction, only when too long)
     return len(repro_source(case).splitlines()) > line_limit(case)
 
 

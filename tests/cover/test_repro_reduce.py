@@ -225,3 +225,20 @@ def test_a_case_saved_again_during_its_reduction_is_left_as_saved(case_dir, monk
     before = (case_dir / "repro.py").read_text()
     assert trial.confirm_reduced(case_dir, lambda folder, seconds: True)
     assert (case_dir / "repro.py").read_text() == before and load_case(case_dir).issue_cut is None
+
+
+def test_a_plugin_oracle_with_its_own_repro_is_not_cut(case_dir):
+    from shapefuzz.oracles import get_oracle
+    from shapefuzz.oracles.base import _BY_FINDING, _REGISTRY, Oracle, register
+
+    case = load_case(case_dir)
+    assert trial.strategy(case) == "raise"
+    name = "toy-own-repro"
+    register(Oracle(name, "low", "a plugin's rule", lambda c: [], repro=lambda c: "print(1)\n"))
+    try:
+        assert get_oracle(name).repro is not None
+        mine = replace(case, finding=replace(case.finding, oracle=name))
+        assert trial.strategy(mine) == "" and not trial.worth_reducing(mine)
+    finally:
+        _REGISTRY.pop(name, None)
+        _BY_FINDING.pop(name, None)
