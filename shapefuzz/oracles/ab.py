@@ -207,7 +207,10 @@ def _facts(obs: Observation) -> list[str]:
 
 def _z3_guards(cand, base, spec) -> list[Finding]:
     """Where the sampled inputs did not show it: a model of the candidate's guards and asserts
-    that violates the baseline's (only when the renaming pairs the same symbols)."""
+    that violates the baseline's (only when the renaming pairs the same symbols). Replayed on
+    the candidate's own claims: one that is false at the model (the symbols of the guards it
+    lacks moved there, the others at their traced values) is a wrong answer on an input its
+    guards accept, so critical."""
     fc, fb = _facts(cand), _facts(base)
     if fc == fb or not fb or cand.outcome.kind != "ok" or base.outcome.kind != "ok":
         return []
@@ -224,10 +227,35 @@ def _z3_guards(cand, base, spec) -> list[Finding]:
         return []
     if v.status != "sat":
         return []
+    # only the symbols the missing guards constrain move; the rest keep their traced values, so
+    # a claim both builds make without proof is not blamed on the candidate's guards
+    moved = {m.group(0) for g in set(fb) - set(fc) for m in _SYM.finditer(g)}
+    values = {**{rc.get(n, n): x for n, x in cand.binding}, **{n: x for n, x in v.model if n in moved}}
+    wrong = _false_claim(cand, rc, values)
     model = ", ".join(f"{n}={x}" for n, x in v.model)
-    return [_finding("weaker-guards", "high", cand, f"candidate {cand.system}'s guards accept "
-                     "values the baseline's reject (z3)", f"z3 model (symbols by creation order): "
+    sev, how = ("critical", f"; there the candidate's claim {wrong} is false") if wrong else ("high", "")
+    return [_finding("weaker-guards", sev, cand, f"candidate {cand.system}'s guards accept "
+                     f"values the baseline's reject (z3){how}", f"z3 model (symbols by creation order): "
                      f"{model}\ncandidate guards: {fc}\nbaseline guards: {fb}", spec, "z3")]
+
+
+def _false_claim(cand, ren: dict[str, str], values: dict[str, int]) -> str:
+    """The first claim of the candidate that evaluates against its answer under `values`."""
+    import sympy
+
+    from shapefuzz.systems.prover.smt import parse
+
+    subs = {sympy.Symbol(n, integer=True): x for n, x in values.items()}
+    for d in cand.decisions:
+        if d.how not in CLAIMS or d.answer not in ("True", "False"):
+            continue
+        try:
+            got = parse(_canon(d.expr, ren)).subs(subs)
+        except Exception:  # unparsable: not evaluated
+            continue
+        if got in (sympy.true, sympy.false) and str(bool(got)) != d.answer:
+            return f"{_canon(d.expr, ren)} = {d.answer} ({d.how})"
+    return ""
 
 
 def _slowdown(cand, base, spec) -> list[Finding]:

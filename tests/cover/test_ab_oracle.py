@@ -4,6 +4,8 @@ builds number their symbols differently."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from shapefuzz.campaign.ab import improvement_summary, speed_summary
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.ab import SPEC_PREFIX, improvements, mark
@@ -68,6 +70,12 @@ def test_weaker_guards_by_z3_and_extra_specialization():
     weak = ab(obs(guards=()), obs(u="u4", guards=("Eq(s0, 6)",)))
     assert [(f.kind, f.severity) for f in weak] == [("weaker-guards", "high")]
     assert "s0=" in weak[0].detail
+    # the candidate claimed s0 == 6 without the guard that made it true: critical at the model
+    claim = Observation("torch-env", "default", Outcome("ok"), (Decision("Eq(s0, 6)", "True", "static"),),
+                        binding=(("s0", 6),))
+    guarded = dataclasses.replace(claim, decisions=(Decision("Eq(s0, 6)", "True", "guard"),), guards=("Eq(s0, 6)",))
+    (f,) = [f for f in check_all(P, None, [claim, mark(guarded, SPEC)]) if f.kind == "weaker-guards"]
+    assert f.severity == "critical" and "is false" in f.summary
     assert ab(obs(guards=("Eq(s0, 6)",)), obs(guards=("Eq(6, s0)",))) == []  # equivalent guards
     # a range that implies the baseline's guard is as strong as the guard
     assert ab(obs(ranges=(("s0", "VR[2, int_oo]"),)), obs(u="u2", guards=("s0 >= 2",))) == []
