@@ -114,7 +114,9 @@ class ExportSystem:
                     prefer_deferred_runtime_asserts_over_guards=toggles.prefer_deferred_runtime_asserts_over_guards)
         if decompose:
             ep = ep.run_decompositions()
-        phs = [n for n in ep.graph.nodes if n.op == "placeholder"]
+        # the user's inputs only: a tensor constant (torch.tensor(True)) is lifted to a
+        # placeholder of its own, ahead of them
+        phs = [n for n in ep.graph.nodes if n.op == "placeholder" and n.name in ep.graph_signature.user_inputs]
         fakes = [n.meta["val"] for n in phs]
         se = fakes[0].fake_mode.shape_env if fakes and hasattr(fakes[0], "fake_mode") else None
         out_vals = [o.meta["val"] if isinstance(o, torch.fx.Node) else o

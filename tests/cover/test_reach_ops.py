@@ -157,3 +157,16 @@ def test_what_torch_cannot_trace_is_a_known_upstream_issue(name):
     eager = EAGER.observe(p, "default", ())
     found = check_all(p, eager, [get_system("make_fx").observe(p, "default", [])])
     assert found and all(known_note(load_known(), f.key) for f in found), [f.key for f in found]
+
+
+def test_export_lines_up_its_inputs_past_a_lifted_tensor_constant():
+    """torch.tensor(c) of a condition export decides statically is a constant that export lifts
+    to a placeholder ahead of the inputs: the inputs' fakes must still be the inputs'."""
+    x = inp(range(6), (3, 2), dims=("static", "static"))
+    y = inp([1.0, 2.0, 3.0], dims=("dynamic",))
+    p = prog([x, y], [I("size", R(0), 0), I("cond_tensor", "tensor", "==", R(2), 3, None, None),
+                      I("add", R(1), R(1))], outputs=(3, 4))
+    eager = EAGER.observe(p, "default", ())
+    ex = get_system("export").observe(p, "default", [])
+    assert ex.artifact is not None and ex.artifact.ok, ex.artifact
+    assert not check_all(p, eager, [ex]), [f.key for f in check_all(p, eager, [ex])]

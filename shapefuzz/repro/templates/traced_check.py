@@ -120,7 +120,7 @@ def trace_export(fn, inputs):
     if DECOMPOSE:
         ep = ep.run_decompositions()
     mod = ep.module()
-    fakes = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
+    fakes = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder" and n.name in ep.graph_signature.user_inputs]
     se = fakes[0].fake_mode.shape_env
 
     def accepts(args):

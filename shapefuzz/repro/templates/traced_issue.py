@@ -114,7 +114,7 @@ def guards_hold_unbacked(shape_env, fakes, args, unbacked):
 
 def ranges_hold(ep, args):
     """export's range constraints must hold for the very inputs it was traced with."""
-    for ph, t in zip(ep.graph.find_nodes(op="placeholder"), args):
+    for ph, t in zip([n for n in ep.graph.find_nodes(op="placeholder") if n.name in ep.graph_signature.user_inputs], args):
         for s, n in zip(ph.meta["val"].shape, t.shape):
             vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
             if vr is not None and n not in vr:
@@ -166,7 +166,8 @@ def assert_same(expected, got):
 def specialized(ep, declared):
     """A dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic: export raises a
     constraint violation when the program specializes it. `declared`: those dims, per input."""
-    for i, (ph, dims) in enumerate(zip(ep.graph.find_nodes(op="placeholder"), declared)):
+    user = [n for n in ep.graph.find_nodes(op="placeholder") if n.name in ep.graph_signature.user_inputs]
+    for i, (ph, dims) in enumerate(zip(user, declared)):
         for d in dims:
             s = ph.meta["val"].shape[d]
             vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
