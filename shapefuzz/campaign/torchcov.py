@@ -4,10 +4,12 @@
 Note [torch coverage]: the ops we generate say little about what torch ran; the lines of
 ShapeEnv, the sympy helpers, the refs, meta functions, fake impls, decompositions and the
 runtime-assert pass do. A worker traces a job with sys.settrace (a global tracer that answers
-only for frames of those files, then records their line events) when the tracing spent so far
-is under COST_SHARE of its job time, the cost of a traced job being its time beyond the mean
-untraced job of the same system. So the cost stays near COST_SHARE whatever the slowdown of
-tracing is (2-4x for make_fx), and fast systems get more jobs traced. The worker sends the lines
+only for frames of those files, then records their line events) when the tracing spent so far,
+plus what this job's tracing is expected to cost, stays under COST_SHARE of its job time. The
+cost of a traced job is its time beyond the mean untraced job of the same system; the expected
+cost is the mean cost of that system's traced jobs (before the first: twice its untraced mean).
+So the cost stays under COST_SHARE whatever tracing's slowdown is (2-4x for make_fx; deciding
+after the fact overshot to 17% in a 27-program campaign), and fast systems get more jobs traced. The worker sends the lines
 it had not reached before with the job's answer; the parent keeps their union and a timeline.
 Coverage from a sample is a lower bound of what the campaign reached."""
 
@@ -53,6 +55,7 @@ class CovSampler:
         self.job_s = 0.0
         self.cost_s = 0.0
         self._plain: dict[str, list[float]] = {}  # system -> [untraced seconds, untraced jobs]
+        self._traced: dict[str, list[float]] = {}  # system -> [tracing cost, traced jobs]
 
     def _rel(self, filename: str) -> str | None:
         rel = self._files.get(filename, "")
@@ -76,7 +79,13 @@ class CovSampler:
         return local
 
     def wants(self, system: str) -> bool:
-        return system in self._plain and self.cost_s <= self.share * self.job_s
+        plain = self._plain.get(system)
+        if plain is None:
+            return False  # no untraced job of it yet: no baseline for the cost
+        mean = plain[0] / max(1, plain[1])
+        traced = self._traced.get(system)
+        expected = traced[0] / traced[1] if traced else 2.0 * mean
+        return self.cost_s + expected <= self.share * (self.job_s + mean + expected)
 
     def start(self) -> None:
         sys.settrace(self._global)
@@ -88,7 +97,11 @@ class CovSampler:
         self.job_s += seconds
         plain = self._plain.setdefault(system, [0.0, 0])
         if traced:
-            self.cost_s += max(0.0, seconds - plain[0] / max(1, plain[1]))
+            cost = max(0.0, seconds - plain[0] / max(1, plain[1]))
+            self.cost_s += cost
+            t = self._traced.setdefault(system, [0.0, 0])
+            t[0] += cost
+            t[1] += 1
         else:
             plain[0] += seconds
             plain[1] += 1
