@@ -130,9 +130,10 @@ def test_history_fires_on_a_stale_cache_and_its_repro_confirms(tmp_path):
 
 
 def test_history_records_only_questions_that_could_be_sharper():
-    o = TorchEnvSystem().observe(AGAIN)
-    assert [(r.question, r.live, r.fresh) for r in o.history] == [(0, ("False", "fallback"), ("False", "fallback"))]
-    # question 1 was answered True (static) live: a claim in a checked mode is not replayed
+    o = TorchEnvSystem().observe(again("guard_or_false"))
+    assert [(r.question, r.live, r.fresh) for r in o.history] == [(1, ("False", "fallback"), ("True", "static"))]
+    # question 0 has no earlier question; a claim in a checked mode is not replayed
+    assert TorchEnvSystem().observe(AGAIN).history == ()
     assert stale(("False", "fallback"), ("False", "static")) == ""  # the caller sees the same answer
     assert stale(("False", "fallback"), ("True", "static")) == "stale-fallback"
     assert stale(("", "dde"), ("True", "static")) == "stale-dde"
