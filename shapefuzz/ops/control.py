@@ -72,6 +72,12 @@ class Cond(Op):
         _, true_fn, _, false_fn = ARMS[arms]
         return (torch.cond(CMPS[cmp](a, b), true_fn, false_fn, (x,)),)
 
+    def symbolic(self, args, n_out, s):
+        # torch.cond traces both arms and decides nothing at trace time (the predicate is a
+        # graph input); every arm returns t's shape (halves: h + (n - h))
+        x = args[0]
+        return (s.tensor(x.shape, x.dtype),)
+
     def source(self, args):
         x, a, cmp, b, arms = args
         true_src, _, false_src, _ = ARMS[arms]

@@ -12,7 +12,8 @@ import hypothesis.strategies as st
 import torch
 import torch.nn.functional as F
 
-from shapefuzz.ops.base import Op, expect_choice, expect_tensor, register
+from shapefuzz.ops.base import Op, expect_choice, expect_tensor, get_op, register
+from shapefuzz.ops.pointwise import broadcast_shapes
 from shapefuzz.program import ProgramError, VType
 
 __all__: list[str] = []
@@ -58,6 +59,17 @@ class Matmul(Op):
     def eager(self, args, n_out):
         return (torch.matmul(args[0], args[1]),)
 
+    def symbolic(self, args, n_out, s):
+        # aten::matmul (C++): dot / mv / mm / a folded or batched bmm; the contraction dims
+        # must match (torch._check in the mm/bmm metas), batch dims broadcast
+        a, b = args
+        ka, kb = a.shape[-1], b.shape[0] if b.rank == 1 else b.shape[-2]
+        s.check(ka == kb, lambda: f"size mismatch: contraction dims {ka} and {kb} of matmul")
+        batch = broadcast_shapes(s, a.shape[:-2], b.shape[:-2]) if max(a.rank, b.rank) > 2 else ()
+        rows = (a.shape[-2],) if a.rank >= 2 else ()
+        cols = (b.shape[-1],) if b.rank >= 2 else ()
+        return (s.tensor(tuple(batch) + rows + cols, "float"),)
+
     def source(self, args):
         return f"torch.matmul({args[0]}, {args[1]})"
 
@@ -78,6 +90,25 @@ def _bmm_operands(ctx, draw):
     return a, ctx.emit("ones", ((b_, k, m),))[0]
 
 
+def bmm_shape(s, a, b):
+    """torch's common_meta_baddbmm_bmm: [B, N, K] x [B, K, M] -> [B, N, M]."""
+    s.check(a.shape[0] == b.shape[0], "batch1 and batch2 must have same number of batches")
+    s.check(a.shape[2] == b.shape[1], lambda: f"Expected size for first two dimensions of batch2 "
+            f"tensor to be: [{a.shape[0]}, {a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
+    return s.tensor((a.shape[0], a.shape[1], b.shape[2]), "float")
+
+
+def attention_shape(s, q, k, v):
+    """scaled_dot_product_attention's output: q's [.., L] with v's last dim; q and k share the
+    embedding dim (q @ k^T), k and v the sequence, the batch dims broadcast."""
+    s.check(q.shape[-1] == k.shape[-1], lambda: f"q and k embedding dims differ: {q.shape[-1]} "
+            f"and {k.shape[-1]}")
+    s.check(k.shape[-2] == v.shape[-2], lambda: f"k and v sequence lengths differ: {k.shape[-2]} "
+            f"and {v.shape[-2]}")
+    batch = broadcast_shapes(s, q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    return s.tensor(tuple(batch) + (q.shape[-2], v.shape[-1]), "float")
+
+
 @register
 class Bmm(Op):
     name, family = "bmm", "linalg"
@@ -93,6 +124,9 @@ class Bmm(Op):
 
     def eager(self, args, n_out):
         return (torch.bmm(args[0], args[1]),)
+
+    def symbolic(self, args, n_out, s):
+        return (bmm_shape(s, *args),)
 
     def source(self, args):
         return f"torch.bmm({args[0]}, {args[1]})"
@@ -122,6 +156,12 @@ class Baddbmm(Op):
 
     def eager(self, args, n_out):
         return (torch.baddbmm(args[0], args[1], args[2]),)
+
+    def symbolic(self, args, n_out, s):
+        # common_meta_baddbmm_bmm: the product's checks, then self.expand(B, N, M)
+        inp, a, b = args
+        prod = bmm_shape(s, a, b)
+        return get_op("expand").symbolic((inp, prod.shape), 1, s)
 
     def source(self, args):
         return f"torch.baddbmm({args[0]}, {args[1]}, {args[2]})"
@@ -162,6 +202,10 @@ class Attention(Op):
     def eager(self, args, n_out):
         q, k, v, mode = args
         return (F.scaled_dot_product_attention(q, k, v, is_causal=SDPA_MODES[mode]),)
+
+    def symbolic(self, args, n_out, s):
+        q, k, v, _ = args
+        return (attention_shape(s, q, k, v),)
 
     def source(self, args):
         q, k, v, mode = args
@@ -222,6 +266,10 @@ class FlexAttention(Op):
 
         q, k, v, mod = args
         return (flex_attention(q, k, v, score_mod=SCORE_MODS[mod][0]),)
+
+    def symbolic(self, args, n_out, s):
+        q, k, v, _ = args
+        return (attention_shape(s, q, k, v),)
 
     def source(self, args):
         q, k, v, mod = args

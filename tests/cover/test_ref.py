@@ -481,9 +481,9 @@ def test_every_claim_is_the_concrete_truth(programs, config):
 def _dropping_last_term(real):
     def add_from_args(a, b, a_sum, b_sum):
         out = real(a, b, a_sum, b_sum)
-        # keeps a sum of two or more symbols, as the fast path's result must be (a sum of two
-        # dropped to one symbol would be flagged a sum and crash the plant's next call)
-        return None if out is None or len(out.args) < 3 else out - out.args[-1]
+        # a sum dropped to one symbol stays flagged a sum; fed back in, the real fast path
+        # builds no Add from it: leave that case to the slow path instead of crashing
+        return None if out is None or not out.is_Add else out - out.args[-1]
     return add_from_args
 
 

@@ -37,6 +37,9 @@ from shapefuzz.systems.ref.ranges import Interval
 
 __all__ = ["RuleError", "Shapes", "SymBool", "SymInt", "SymTensor"]
 
+#: x cmp x for any x
+_REFLEXIVE = {"==": True, "<=": True, ">=": True, "!=": False, "<": False, ">": False}
+
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne}
 
@@ -238,6 +241,13 @@ class Shapes:
             self.last_how = "static"
             return plain
         a, b = self.sym(c.a), self.sym(c.b)
+        if c.cmp in _REFLEXIVE and self.env.expr_of(a.node) is self.env.expr_of(b.node):
+            # x cmp x: sympy folds the relational to a constant, so ask() would answer it
+            # statically; the same answer without building it (broadcasting asks n == n a lot)
+            v = _REFLEXIVE[c.cmp]
+            self.decisions.append((sympy.true if v else sympy.false, v, "static"))
+            self.last_how = "static"
+            return v
         ans = ask(self.env, mode, relational(self.env, c.cmp, a.node, b.node))
         self.decisions.append((ans.expr, ans.value, ans.how))
         self.last_how = ans.how
