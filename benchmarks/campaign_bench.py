@@ -174,8 +174,8 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
              f"{results[0][1]['torch_version'] if results else '?'}, {platform.machine()}, "
              f"{os.cpu_count()} cores, load average {load}", "",
              "| campaign | programs | wall s | programs/s | goal | valid | floor s | floor programs/s "
-             "| wall / floor | generate | wait | oracles | shrink | confirm | startup | worker trace "
-             "| replay | z3 | ipc |", "|" + "---|" * 19]
+             "| wall / floor | generate | wait | worker ready s | oracles | shrink | confirm | startup "
+             "| worker trace | replay | z3 | ipc |", "|" + "---|" * 20]
     for row, r, fl in results:
         ts, progs = r["time_split"], r["programs"]
         ph, wall = ts["phases_s"], r["bench_wall_s"]
@@ -187,9 +187,9 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
         lines.append(
             f"| {row} | {progs} | {wall:.1f} | {progs / wall:.1f} | {goal if goal else '-'} | "
             f"{_pct(r['valid_programs'], progs)} | {fsum:.1f} | {progs / fsum if fsum else 0:.1f} | "
-            f"{wall / fsum if fsum else 0:.1f}x | "
-            + " | ".join(_pct(ph.get(k, 0.0), wall) for k in ("generate", "wait", "oracles", "shrink",
-                                                             "confirm", "startup"))
+            f"{wall / fsum if fsum else 0:.1f}x | {_pct(ph.get('generate', 0.0), wall)} | "
+            f"{_pct(ph.get('wait', 0.0), wall)} | {ts.get('first_worker_ready_s', 0.0):.1f} | "
+            + " | ".join(_pct(ph.get(k, 0.0), wall) for k in ("oracles", "shrink", "confirm", "startup"))
             + " | " + " | ".join(_pct(busy[k], total) for k in ("trace", "replay", "z3", "ipc")) + " |")
     errors = {row: fl["errors"] for row, _, fl in results if fl.get("errors")}
     lines += ["", f"floor runs that raised (by type; torch's own rejections count too): {errors or 'none'}",

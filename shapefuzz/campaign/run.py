@@ -232,6 +232,8 @@ def _time_split(camp: Campaign, elapsed: float) -> dict:
     """Note [time split] (timing.py): wall phases add up to `wall_s`; workers' time per system."""
     split = camp.time_split()
     split["wall_s"] = round(elapsed, 3)
+    # part of `wait`: the first worker importing torch and warming up, before any answer
+    split["first_worker_ready_s"] = round(getattr(camp.pool, "first_ready_s", 0.0), 3)
     return split
 
 
