@@ -415,18 +415,24 @@ class Campaign:
         if self.cfg.database is not None:
             self.cfg.database.save(SHARED_KEY, bug.program.dumps().encode())
 
-    def _prune(self, bug: FoundBug) -> None:
-        """Note [pruning] (program/prune.py): the shrunk program without its unused inputs and
-        dead instructions, kept when it still shows the finding."""
-        from shapefuzz.program.prune import pruned
+    def _prune(self, bug: FoundBug, tries: int = 8) -> None:
+        """Note [pruning] (program/prune.py): the shrunk program without its unused inputs, dead
+        instructions and outputs the finding does not need, each step kept when the program
+        still shows the finding (at most `tries` evaluations, within the wall budget)."""
+        from shapefuzz.program.prune import candidates
 
-        cand = pruned(bug.program)
-        if cand is None or bug.evaluation is None or self.elapsed() > self.budget.end_s():
-            return
-        ev = self._evaluate(cand, self._involved(bug))
-        hit = next((f for f in ev.findings if f.key == bug.finding.key), None)
-        if hit is not None:
-            bug.program, bug.evaluation, bug.finding = cand, ev, hit
+        improved = bug.evaluation is not None
+        while improved and tries > 0 and self.elapsed() < self.budget.end_s():
+            improved = False
+            for cand in candidates(bug.program):
+                tries -= 1
+                ev = self._evaluate(cand, self._involved(bug))
+                hit = next((f for f in ev.findings if f.key == bug.finding.key), None)
+                if hit is not None:
+                    bug.program, bug.evaluation, bug.finding, improved = cand, ev, hit, True
+                    break
+                if tries <= 0:
+                    break
 
     def time_split(self) -> dict:
         """Note [time split]: the loop's wall phases and the workers' job time per system."""

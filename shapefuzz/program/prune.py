@@ -16,7 +16,7 @@ from typing import Any
 
 from shapefuzz.program import Instr, Program, Ref, _refs
 
-__all__ = ["pruned"]
+__all__ = ["candidates", "pruned"]
 
 
 def pruned(p: Program) -> Program | None:
@@ -42,6 +42,19 @@ def pruned(p: Program) -> Program | None:
                   outputs=tuple(new[o] for o in p.outputs))
     out.types()  # a pruned program is well-typed (raises ProgramError if this module is wrong)
     return out
+
+
+def candidates(p: Program):
+    """Smaller programs to try, best first: `p` pruned, then `p` without one of its outputs
+    (pruned too), so an output the finding does not need goes with what computes it."""
+    first = pruned(p)
+    if first is not None:
+        yield first
+    if getattr(p, "kind", "") != "tensors" or len(p.outputs) < 2:
+        return
+    for k in range(len(p.outputs)):
+        fewer = replace(p, outputs=p.outputs[:k] + p.outputs[k + 1:])
+        yield pruned(fewer) or fewer
 
 
 def _remap(args: Any, new: dict[int, int]) -> Any:

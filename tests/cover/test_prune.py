@@ -29,3 +29,12 @@ def test_checks_and_returned_inputs_stay_and_a_clean_program_is_none():
     p = _p([X, Y], [{"args": [{"v": 0}, 0], "n_out": 1, "op": "size"},
                     {"args": [">=", {"v": 2}, 0], "n_out": 0, "op": "check"}], [1])
     assert pruned(p) is None  # the check acts on the ShapeEnv; x1 is an output
+
+
+def test_candidates_try_each_output_away_with_what_computes_it():
+    from shapefuzz.program.prune import candidates
+
+    p = _p([X, Y], [{"args": [{"v": 0}, 0], "n_out": 1, "op": "size"},
+                    {"args": [{"v": 1}, "sum"], "n_out": 1, "op": "item"}], [2, 3])
+    got = [([i.op for i in c.instrs], [i.name for i in c.inputs], c.outputs) for c in candidates(p)]
+    assert got == [(["item"], ["x1"], (1,)), (["size"], ["x0"], (1,))]
