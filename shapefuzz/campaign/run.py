@@ -281,7 +281,9 @@ def process_start() -> float:
 
 
 def _freeze_heap() -> None:
-    """Note [frozen heap]: with torch and sympy loaded, a full garbage collection walks millions
+    """Keep the garbage collector off the objects that live as long as the process.
+
+    Note [frozen heap]: with torch and sympy loaded, a full garbage collection walks millions
     of objects that live as long as the process: 1.6 s under load, holding the GIL, so the
     progress display froze (Hypothesis itself calls gc.collect() once when a run starts).
     gc.freeze() moves every object alive now out of the collector's sight; later collections

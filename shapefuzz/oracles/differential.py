@@ -145,7 +145,7 @@ def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation], pr
             names = "+".join(sorted(p.split(":", 1)[-1] if ":" in p else "agfs" for p in found))
             return names, (f"{names} (changing {' and '.join(found)} alone on top of {base.config} "
                            f"reproduces the difference; configs {base.config} and {obs.config})")
-    guilty = _single_toggle_blame(base, cfgs)
+    guilty = _single_toggle_blame(base, cfgs, diverging)
     return guilty, guilty or "unknown (run with --config all)"
 
 
@@ -209,11 +209,12 @@ def ddmin(items: list, test) -> list:
     return items
 
 
-def _single_toggle_blame(base: Observation, cfgs: dict[str, Observation]) -> str:
+def _single_toggle_blame(base: Observation, cfgs: dict[str, Observation], diverging: bool = False) -> str:
     """For systems bisection cannot observe here (torch-env): the single optimizations whose
-    revert ("off:X" / "slow:X") alone makes the system agree with its baseline."""
+    revert ("off:X" / "slow:X") alone makes the system agree with its baseline (judged by the
+    rule the finding was, Note [observable behaviour] for tensor programs)."""
     fixes = [name.split(":", 1)[1] for name, o in sorted(cfgs.items())
-             if name.startswith(("off:", "slow:")) and config_mismatch(base, o, False) is None]
+             if name.startswith(("off:", "slow:")) and config_mismatch(base, o, False, diverging) is None]
     return "+".join(fixes)
 
 

@@ -38,3 +38,13 @@ def test_guards_are_compared_up_to_z3_equivalence():
     assert config_mismatch(BASE, same, False, diverging=True) is None
     # an aggressive level may trade a guard for a fallback
     assert config_mismatch(BASE, weaker, True, diverging=True) is None
+
+
+def test_single_toggle_blame_judges_tensor_programs_by_the_same_rule():
+    from shapefuzz.oracles.differential import _single_toggle_blame
+
+    noisy = replace(BASE, config="slow:expr-cache", decisions=(Decision("s71 >= 2", "True", "static"),))
+    wrong = replace(BASE, config="slow:no-hint", out_eval=("[3]",))
+    cfgs = {"default": BASE, "slow:expr-cache": noisy, "slow:no-hint": wrong}
+    assert _single_toggle_blame(BASE, cfgs, diverging=True) == "expr-cache"
+    assert _single_toggle_blame(BASE, cfgs) == ""  # decision by decision, the noise hides it
