@@ -153,6 +153,12 @@ class Shapes:
         self.env = env
         self.decisions: list[tuple[sympy.Basic, bool, str]] = []  # (expr, answer, how)
         self.last_how = ""  # how the last question was answered (a branch's fallback or not)
+        # what z3 may assume (shapefuzz/systems/ref/claims.py): (at, symbol, lo, hi) per fresh
+        # unbacked symbol, (at, "guard" | "assert", fact) per fact, `at` the first decision
+        # index that may use it
+        self.created: list[tuple[int, sympy.Symbol, object, object]] = []
+        self.facts: list[tuple[int, str, sympy.Basic]] = []
+        self._tagged = (0, 0)
 
     # ---- values ------------------------------------------------------------------------------
     def sym(self, x) -> SymInt:
@@ -205,6 +211,7 @@ class Shapes:
         node = self.env.create_unbacked()
         sym = self.env.expr_of(node)
         self.env.ranges[sym] = Interval(lo, hi)
+        self.created.append((len(self.decisions), sym, lo, hi))
         if size_like:
             self.env.size_like.add(sym)
         return SymInt(node, self)
@@ -250,6 +257,7 @@ class Shapes:
             return v
         ans = ask(self.env, mode, relational(self.env, c.cmp, a.node, b.node))
         self.decisions.append((ans.expr, ans.value, ans.how))
+        self._tag()
         self.last_how = ans.how
         return ans.value
 
@@ -292,6 +300,15 @@ class Shapes:
         how = ("guard" if len(env.guards) > n_guards else
                "assert" if len(env.asserts) > n_asserts else "static")
         self.decisions.append((expr, True, how))
+        self._tag()
+
+    def _tag(self) -> None:
+        """The guards and asserts recorded since the last decision, known from the next one."""
+        g, a = self._tagged
+        at = len(self.decisions)
+        self.facts += [(at, "guard", f) for f in self.env.guards[g:]]
+        self.facts += [(at, "assert", f) for f in self.env.asserts[a:]]
+        self._tagged = (len(self.env.guards), len(self.env.asserts))
 
     def data_dependent(self, c: SymBool, why: str):
         """Raise a data-dependent error on c: the rule needs c decided and refuses to guess.

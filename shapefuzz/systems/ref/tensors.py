@@ -49,6 +49,7 @@ class TensorTrace:
     eager_error: Exception | None
     fallback_branches: tuple[int, ...]
     rejected: object = None  # the first deferred assert false in this run (Note [rejected runs])
+    input_shapes: tuple = ()  # each input's dims as the env first saw them (constants, symbols)
 
 
 def _resolve(a, env: list):
@@ -130,8 +131,9 @@ def run_tensors(program: Program, settings: RefSettings, real_inputs: list) -> T
     done = failure is None and rejected is None
     outputs = tuple(values[i] for i in program.outputs) if done else ()
     eager_outputs = tuple(real[i] for i in program.outputs) if done and real is not None else None
+    shapes = tuple(tuple(n.node.raw for n in v.shape) for v in values[:len(program.inputs)])
     return TensorTrace(env, s, outputs, binder.binding, failure, eager_outputs, eager_error,
-                       tuple(forced), rejected)
+                       tuple(forced), rejected, shapes)
 
 
 def _symbolic(op, ins, args, s: Shapes) -> tuple[tuple, bool]:
@@ -184,7 +186,8 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     facts = {"guards": tuple(show(g) for g in env.guards),
              "asserts": tuple(show(a) for a in env.asserts),
              "replacements": tuple(sorted((str(k), show(v)) for k, v in env.replacements.items())),
-             "ranges": tuple(sorted((str(k), str(r)) for k, r in env.ranges.items()))}
+             "ranges": tuple(sorted((str(k), str(r)) for k, r in env.ranges.items())),
+             **_z3(program, tr, config, settings)}
     if tr.failure is not None:
         return Observation(system, config, outcome, decisions, **facts)
     binding = {**env.backed_hints, **tr.binding}
@@ -205,6 +208,24 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
         # under a violated assert the expressions were derived from a false fact: no values
         out_eval=tuple("" if rejected is not None else _eval_value(e, subs) for e in exprs),
         fallback_branches=tr.fallback_branches, reference=ref, artifact=ref)
+
+
+def _z3(program: Program, tr: TensorTrace, config: str, settings: RefSettings) -> dict:
+    """Observation.axioms and .smt: Note [ref tensor claims] (shapefuzz/systems/ref/claims.py)."""
+    from dataclasses import replace
+
+    from shapefuzz.program import interp
+    from shapefuzz.systems.ref.claims import tensor_claims
+
+    def replay(specs):
+        try:
+            new = run_tensors(replace(program, inputs=specs), settings, interp.make_inputs(specs))
+        except NoShapeRule:
+            return None, {}
+        return new, {**new.env.backed_hints, **new.binding}
+
+    axioms, smt = tensor_claims(program, tr, config, replay)
+    return {"axioms": axioms, "smt": smt}
 
 
 class _AssertWatch:
