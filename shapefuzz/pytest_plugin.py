@@ -11,6 +11,8 @@ imports neither torch nor the systems until a shapefuzz test runs."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -128,7 +130,8 @@ class FuzzItem(_Item):
                            workers=opt("shapefuzz_workers"), out=out, gen=GenSettings(), torch_config=(),
                            timeout_s=60.0, shrink_budget_s=30.0, confirm=True, quiet=True,
                            known=load_known(), strict=opt("shapefuzz_strict"),
-                           force=True)  # a rerun of the test replaces its own earlier campaign
+                           force=True,  # a rerun of the test replaces its own earlier campaign
+                           command=" ".join(["pytest", *map(shlex.quote, sys.argv[1:])]))
         try:
             from shapefuzz.repro.ab import baseline_from_flags
 
