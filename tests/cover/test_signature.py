@@ -264,3 +264,16 @@ def test_fields_are_read_not_parsed_by_consumers():
                            shape="rank+1")
     assert fresh == Finding("o", "high", "make_fx", "default", "k", "s", "d", LEGACY_KEYS[3]).signature
     assert fresh.key() == LEGACY_KEYS[3] and len({fresh, Signature.from_key(LEGACY_KEYS[3])}) == 1
+
+
+def test_known_entries_carry_upstream_references():
+    """known_issues.json schema 2: the cond _bound_stride bug is known (pytorch/pytorch#188151,
+    fixed after 2.13.0) whatever system and root op met it; entries name a case or say none."""
+    from shapefuzz.cases.known import load_entries
+
+    key = "eager-agreement:trace-error:export:default:RuntimeError:_higher_order_ops/cond.py:_bound_stride"
+    for k in (key, key + ":at=control.cond"):
+        assert "pytorch/pytorch#188151" in (known_note(load_known(), k) or "")
+    for e in load_entries():
+        assert e.upstream == "" or "#" in e.upstream, e
+        assert not e.case or (CORPUS.parent / e.case / "repro.py").is_file(), e.case
