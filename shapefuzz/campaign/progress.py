@@ -169,7 +169,8 @@ class CampaignProgress:
 
         self._bar = Progress(TextColumn("[bold]shapefuzz[/]"), BarColumn(bar_width=20),
                              TextColumn("{task.completed:>4.0f}/{task.total:.0f} s"),
-                             TextColumn("{task.fields[stats]}"), console=self.console,
+                             TextColumn("{task.fields[stats]}", markup=False),  # "[..." is text
+                             console=self.console,
                              transient=False, auto_refresh=False)
         self._bar.start()
         self._task = self._bar.add_task("fuzz", total=self.budget_s, stats="starting workers")

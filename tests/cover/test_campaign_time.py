@@ -224,3 +224,17 @@ def test_the_sampler_records_new_torch_lines_of_the_areas_only_and_budgets_its_c
     js = parent.to_json(t0=parent.timeline[0][0] - 5.0, job_s=40.0)
     assert js["timeline"][0][0] == 5.0 and js["cost_share"] == 0.05 and js["traced_jobs"] == 2
     assert js["areas"]["symbolic_shapes"] == len(first["fx/experimental/symbolic_shapes.py"])
+
+
+def test_the_terminal_display_shows_the_bracketed_time_split_as_text():
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    p = CampaignProgress(60, console=Console(file=buf, force_terminal=True, width=250), min_interval_s=0)
+    p.update(Snapshot(10.0, 60, 50, 40, 1, phase="shrinking finding 1: 9 -> 4 instructions",
+                      split="startup 5% workers: trace 80%"))
+    p.close()
+    out = buf.getvalue()
+    assert "shrinking finding 1: 9 -> 4 instructions" in out and "[startup 5% workers: trace 80%]" in out
