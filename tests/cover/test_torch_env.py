@@ -345,6 +345,8 @@ def check_truth(p: QProgram, o: Observation) -> None:
 @given(qprograms())
 def test_claims_equal_the_concrete_truth(p):
     has_zero_backed = any(i.op == "backed" and i.args[0] == 0 for i in p.instrs)
+    if any(i.op == "constrain_range" and i.args[1] == i.args[2] for i in p.instrs):
+        return  # torch bug, pinned by test_dde_history_oracles.py::test_singleton_range_then_check
     for c in ["default", *AGGRESSIVE, *SETTINGS]:
         if c in ZERO_SIZED and has_zero_backed:
             continue  # torch bug, pinned by test_zero_valued_backed_symbol
