@@ -72,12 +72,24 @@ class Confirmer:
         if left <= 0.5:
             return False, True
         t = time.monotonic()
-        ok = self.confirm_fn(job[2], min(left, self.MAX_S))
+        ok = self.confirm_fn(job[2], self._timeout(left))
         took = time.monotonic() - t
         job[1] = _digest(job[2])  # what it confirmed (a reduced issue form, maybe)
         with self._lock:
             self._durations.append(took)
         return ok, not ok and took >= left - 0.5
+
+    #: confirm_reduced (repro/trial.py) reduces the issue form only with this much time or more
+    REDUCE_MIN_S = 30.0
+
+    def _timeout(self, left: float) -> float:
+        """Time for one confirmation. A reduction (a trial interpreter, then up to two standalone
+        runs) needs about three confirmations' time: when the deadline leaves less, the full form
+        is confirmed alone, under REDUCE_MIN_S (a --budget 60 run under load gave a reduction
+        34 s, and the finding was cut at the deadline unconfirmed)."""
+        if left < 3.5 * self.estimate_s():
+            return min(left, self.REDUCE_MIN_S - 1.0)
+        return min(left, self.MAX_S)
 
     def estimate_s(self) -> float:
         with self._lock:

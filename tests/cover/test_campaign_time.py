@@ -238,3 +238,17 @@ def test_the_terminal_display_shows_the_bracketed_time_split_as_text():
     p.close()
     out = buf.getvalue()
     assert "shrinking finding 1: 9 -> 4 instructions" in out and "[startup 5% workers: trace 80%]" in out
+
+
+def test_a_confirmation_without_time_for_a_reduction_gets_less_than_the_reducer_asks(tmp_path):
+    seen = []
+    c = Confirmer(lambda d, t: seen.append(t) or True, time.monotonic() + 34.0)
+    c.hint = lambda: 12.0  # a fresh interpreter takes 12 s here: 34 s left < 3.5 x 12 s
+    d = _case(tmp_path, "x")
+    c.results({"sig": d})
+    assert seen and seen[0] < Confirmer.REDUCE_MIN_S
+    long = Confirmer(lambda d, t: seen.append(t) or True, time.monotonic() + 100.0)
+    long.results({"sig": _case(tmp_path, "y")})
+    assert seen[1] > 90.0  # time enough: the reducer may reduce
+    c.close()
+    long.close()
