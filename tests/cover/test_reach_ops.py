@@ -170,3 +170,15 @@ def test_export_lines_up_its_inputs_past_a_lifted_tensor_constant():
     ex = get_system("export").observe(p, "default", [])
     assert ex.artifact is not None and ex.artifact.ok, ex.artifact
     assert not check_all(p, eager, [ex]), [f.key for f in check_all(p, eager, [ex])]
+
+
+@pytest.mark.xfail(strict=True, reason="torch 2.13: bound_sympy has no handler for sympy's ITE "
+                   "(KeyError: ITE) once a torch.sym_ite size meets narrow's bounds check")
+def test_a_sym_ite_extent_traces():
+    x = inp([], (0, 3), dtype="int", dims=("dynamic", "dynamic"))
+    p = prog([x], [I("cat", (R(0), R(0)), 1), I("item", R(0), "sum"),
+                   I("cond_int", "sym_ite", "<=", R(2), 1, 0, 3), I("binop", "//", R(3), 2),
+                   I("narrow", R(1), 1, R(2), R(4))])
+    eager = EAGER.observe(p, "default", ())
+    assert eager.outcome.kind == "ok"
+    assert not check_all(p, eager, [get_system("make_fx").observe(p, "default", [])])
