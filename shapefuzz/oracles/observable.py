@@ -75,6 +75,8 @@ def _not_implied(have: list[str], want: list[str], axioms: list[str], settings) 
     from shapefuzz.systems.prover import parse, prove
 
     known = set(have)
+    if all(text in known for text in want):
+        return ""  # the same facts (the usual case): nothing to parse or prove
     try:
         facts = [parse(t) for t in have + axioms]
     except Exception:  # a fact sympy cannot read back: nothing to compare with

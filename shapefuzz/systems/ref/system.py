@@ -65,10 +65,16 @@ def observation(system: str, config: str, program: QProgram, trace: Trace) -> Ob
     )
 
 
+_SHOWN: dict = {}  # expression -> its string, shared by the observations of this process
+
+
 def _memo_str():
-    """expr_str, remembering each expression's string: questions and values repeat expressions,
+    """expr_str, remembering each expression's string: questions and values repeat expressions
+    (within a trace, and across the configs of one program, which print the same expressions),
     and printing a long sum is the costliest part of an observation."""
-    memo: dict = {}
+    if len(_SHOWN) > 50_000:  # a bound on memory over a long campaign
+        _SHOWN.clear()
+    memo = _SHOWN
 
     def show(e: sympy.Basic) -> str:
         s = memo.get(e)
