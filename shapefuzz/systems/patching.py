@@ -71,12 +71,18 @@ def _config_entries(module: Any) -> Iterator[tuple[str, Any]]:
 def torch_state(targets: tuple[tuple[Any, str], ...] = ()) -> dict[str, Any]:
     """Every entry of the torch config modules (by repr), torch.fx.config's flag, and for each
     (owner, attr) in `targets` the identity of the owner's own entry (None when it has none)."""
+    import torch
     import torch.fx.config as fx_config
 
     out: dict[str, Any] = {}
     for module in _config_modules():
         out.update(_config_entries(module))
     out["torch.fx.config.do_not_emit_stack_traces"] = repr(fx_config.do_not_emit_stack_traces)
+    # torch-function dispatch left disabled (a DisableTorchFunction never exited) makes every
+    # later trace in the process take other paths: x[u] in export, torch.sym_not in runtime asserts
+    out["torch._C._is_torch_function_enabled"] = torch._C._is_torch_function_enabled()
+    out["torch._C._is_torch_function_all_disabled"] = torch._C._is_torch_function_all_disabled()
+    out["torch._C._len_torch_function_stack"] = torch._C._len_torch_function_stack()
     for owner, attr in targets:
         entry = vars(owner).get(attr)
         out[f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}"] = (

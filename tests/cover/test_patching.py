@@ -88,6 +88,23 @@ def test_state_drift_sees_a_hidden_entry_and_a_replaced_attribute():
     assert state_drift(before, torch_state(PATCH_TARGETS)) == []
 
 
+def test_state_drift_sees_torch_function_dispatch_left_disabled():
+    """A DisableTorchFunction a job never exits changes every later trace in the worker (seen in
+    campaigns: x[u] then fails in export, a runtime assert's torch.sym_not becomes a method call
+    on a bool): the state guard must see it."""
+    import torch
+
+    before = torch_state(PATCH_TARGETS)
+    guard = torch._C.DisableTorchFunction()
+    guard.__enter__()
+    try:
+        drift = state_drift(before, torch_state(PATCH_TARGETS))
+    finally:
+        guard.__exit__(None, None, None)
+    assert any(d.startswith("torch._C._is_torch_function_enabled:") for d in drift), drift
+    assert state_drift(before, torch_state(PATCH_TARGETS)) == []
+
+
 def test_settings_are_applied_as_a_user_applies_them():
     """Note [user settings]: make_fx builds its own ShapeEnv (no patch of torch), export and
     compile get only what they take no argument for forced, and findings there are low."""
