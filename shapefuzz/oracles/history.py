@@ -4,13 +4,15 @@ gave it. The system replays the questions (Note [history replay] in shapefuzz.sy
 this oracle compares: a finding when the fresh env claims (an answer that is not a fallback, no
 data-dependent error) where the live run raised one, or fell back to the other answer, or
 claimed the other answer. The other way round (live sharper than fresh) is no finding: an answer may use any
-fact, and the live run's replayed guards are facts the fresh env got too."""
+fact, and the live run's replayed guards are facts the fresh env got too. A fresh claim that is
+not the concrete answer is no sharper answer either (a wrong claim is the truth oracle's class)."""
 
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
+from shapefuzz.program.questions import truth
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["across_configs", "history_findings", "stale"]
@@ -44,11 +46,14 @@ def across_configs(program, observations) -> list[Finding]:
 def history_findings(program, obs: Observation) -> list[Finding]:
     from shapefuzz.oracles.spurious_dde import expr_class, valid_until
 
+    answers = truth(program).answers
     for r in obs.history:
         kind = stale(r.live, r.fresh)
         if not kind or not valid_until(program, r.question):
             continue
         mode = program.instrs[program.asks()[r.question]].args[0]
+        if mode != "size_oblivious" and r.fresh[0] != str(answers[r.question]):
+            continue  # the fresh claim is wrong: not a sharper answer (the truth oracle's class)
         live = "a data-dependent error" if r.live[1] == "dde" else f"{r.live[0]} ({r.live[1]})"
         detail = (f"question {r.question}: {mode}({r.expr}): live run {live}; a fresh ShapeEnv with "
                   f"the same facts and no earlier question answers {r.fresh[0]} ({r.fresh[1]})")

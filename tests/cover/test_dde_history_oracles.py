@@ -223,3 +223,17 @@ def test_one_finding_per_bug_across_configs():
     obs = [TorchEnvSystem().observe(p, c) for c in ("stack-traces-off", "default", "agfs=1")]
     (f,) = [f for f in check_all(p, None, obs) if f.oracle == "history"]
     assert f.config == "default" and f.kind == "stale-fallback"
+
+
+def test_history_quiet_when_the_fresh_claim_is_wrong():
+    from dataclasses import replace
+
+    from shapefuzz.oracles.history import history_findings
+    from shapefuzz.systems.history import HistoryRecord
+
+    p = again("guard_or_false")  # concretely u0 = 5 >= 3 holds: the right sharper answer is True
+    base = TorchEnvSystem().observe(QProgram(p.instrs[:2]))
+    right = HistoryRecord(1, "u0 >= 3", ("False", "fallback"), ("True", "static"))
+    wrong = HistoryRecord(1, "u0 >= 3", ("True", "fallback"), ("False", "static"))
+    assert [f.kind for f in history_findings(p, replace(base, history=(right,)))] == ["stale-fallback"]
+    assert history_findings(p, replace(base, history=(wrong,))) == []
