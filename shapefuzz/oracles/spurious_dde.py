@@ -8,8 +8,15 @@ answers possible), unknown and timeout are counted verdicts, never findings. Whe
 answered the same question with a claim, its answer is the finding's evidence too (the
 system-differential `ok-vs-dde` that KNOWN_DIFFERENCES leaves to this oracle).
 
+On tensor programs (make_fx, export) only a program eager ran is judged, and the facts are those
+the ShapeEnv that raised held at that moment (shapefuzz.systems.traced.dde_facts: its guards,
+deferred runtime asserts, replacements and finite value-range bounds), none of them false at the
+run's own values (else no verdict: a wrong fact is another bug); the expression is the unhinted
+one. The signature names the aten op torch was dispatching (or the program op that asked).
+
 Note [facts torch is given]: a DDE is spurious only if what torch was actually told implies the
-answer. The facts are the ones a system records as axioms (Note [axioms] in systems/claims.py):
+answer. The facts are the ones a system records as axioms (Note [axioms] in systems/claims.py;
+tensor programs: the raising ShapeEnv's own, above):
 - a size's creation range (>= 2 under 0/1 specialization, else >= 0), an unbacked tensor size
   >= 0, a nonzero / masked_select count <= its input's numel (tensor programs);
 - torch._check(cond), which torch keeps as a guard (backed) or a deferred runtime assert;
@@ -24,6 +31,9 @@ Not facts, and so never the reason for a finding:
   ones beyond their guards (a hint is for policy, not for semantics);
 - a range constraint on a non-symbol expression: constrain_range ignores it (torch's
   `_constrain_range` handles only symbols and constants), so no axiom is recorded for it;
+- a nonzero / masked_select count <= the numel of an input with symbolic sizes, in a tensor
+  program's DDE: torch records only a bound of numel's range (fake_impls.nonzero), not the
+  relation, so a DDE that needs it is a missing fact, not one torch was given and ignored;
 - the size-oblivious assumption that a size-like symbol is >= 2: a policy of
   guard_size_oblivious, not a fact about the values;
 - questions answered by guard_or_false / guard_or_true / statically_known_true: they never
@@ -46,12 +56,17 @@ _RAISER = {"bool": "bool", "size_oblivious": "guard_size_oblivious"}
 _FUNCTIONS = {"floor": "FloorDiv", "CleanDiv": "FloorDiv", "Abs": "Abs"}
 
 
-def spurious_dde(program, observations) -> list[Finding]:
+def spurious_dde(program, observations, eager: Observation | None = None) -> list[Finding]:
+    """Question programs are judged by their truth (valid_until), tensor programs by eager:
+    only a program eager ran is valid (its facts hold)."""
     ref = next((o for o in observations if o.system == "ref" and o.config == "default"), None)
+    questions = getattr(program, "asks", None) is not None
+    if not questions and (eager is None or eager.outcome.kind != "ok"):
+        return []
     out = []
     for obs in observations:
         c = _verdict(obs)
-        if c is None or not valid_until(program, len(obs.decisions)):
+        if c is None or (questions and not valid_until(program, len(obs.decisions))):
             continue
         cls, raiser = expr_class(c.claim), _raiser(program, obs)
         evidence = _ref_evidence(program, ref, obs)
@@ -60,7 +75,7 @@ def spurious_dde(program, observations) -> list[Finding]:
         out.append(Finding(ORACLE, "medium", obs.system, obs.config, KIND,
                            f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
                            signature(ORACLE, KIND, obs, raiser, obs.outcome.frame, shape=cls),
-                           len(obs.decisions)))  # the question that raised (its repro asks it)
+                           len(obs.decisions) if questions else 0))  # the question that raised
     return one_per_bucket(out)
 
 
@@ -95,10 +110,11 @@ def _verdict(obs: Observation):
 
 
 def _raiser(program, obs: Observation) -> str:
-    """The torch call that raised: the question's mode (question programs), else ''."""
+    """The torch call that raised: the question's mode (question programs), else the aten op
+    torch was dispatching, or the program's op that asked (a shape branch, a SymInt)."""
     asks = getattr(program, "asks", None)
     if asks is None:
-        return ""
+        return obs.outcome.aten or obs.outcome.op
     k = len(obs.decisions)
     pos = asks()
     return _RAISER.get(program.instrs[pos[k]].args[0], "") if k < len(pos) else ""
@@ -146,5 +162,5 @@ def _smt_input(finding: Finding, obs: Observation, kind: str) -> tuple:
 ORACLE_OBJ = register(Oracle(
     ORACLE, "medium", "a data-dependent error must not be raised on an expression that the facts "
     "the program gave torch decide (z3 proves it from them)",
-    lambda c: spurious_dde(c.program, c.observations), kinds=("questions",), rank=65,
+    lambda c: spurious_dde(c.program, c.observations, c.eager), rank=65,
     replay_input=_smt_input, compares="proof"))

@@ -5,6 +5,7 @@ z3 checks of what the trace decided, each counter-model replayed through the gra
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from shapefuzz.systems.common import (
     capture,
     classify,
     eval_exprs,
+    exception_chain,
     expr_str,
     first_line,
     reference_run,
@@ -41,11 +43,13 @@ from shapefuzz.systems.observation import (
     Outcome,
     ReplayRecord,
     RunResult,
+    SmtCheck,
     compare_runs,
 )
 from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings
 
-__all__ = ["BindingRecorder", "Trace", "branch_recorder", "observe_trace", "tensor_checks", "tensor_dde"]
+__all__ = ["BindingRecorder", "Trace", "branch_recorder", "dde_facts", "observe_trace", "raising_env", "run_values",
+           "tensor_checks", "tensor_dde"]
 
 
 class BindingRecorder(torch.fx.Interpreter):
@@ -118,7 +122,8 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         with rec.active(), interp.recording() as envs:
             tr = trace_fn(on_branch)
     except Exception as e:
-        axioms, smt = tensor_dde(program, rec, e)  # oracle 7: was the DDE deserved?
+        # oracle 7: was the DDE deserved, by the facts torch held when it raised?
+        axioms, smt = tensor_dde(program, e, envs[-1] if envs else None, fallbacks())
         return Observation(system, config, classify(e), tuple(rec.decisions), axioms=axioms, smt=smt,
                            elapsed_s=time.perf_counter() - t0)
     forced = fallbacks()
@@ -242,18 +247,92 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
     return text, tuple(checks)
 
 
-def tensor_dde(program, rec, exc, fakes=(), settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
-    """(axioms, spurious-DDE check) when tracing stopped at a data-dependent error."""
-    se = getattr(exc, "shape_env", None)
-    axioms = input_axioms(program, list(fakes)) + [
-        (at, kind, e) for at, kind, e, env in rec._axioms
-        if se is None or env in (id(se), None)]
-    cond = getattr(exc, "cond", None)
-    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
-    if cond is None:
+def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
+               settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
+    """(facts, spurious-DDE check) when tracing stopped at a data-dependent error: the facts the
+    ShapeEnv that raised held at that moment (dde_facts), and z3 on the expression it raised on,
+    unhinted. No verdict when a fact is false at the run's own values (a wrong fact in torch is
+    another bug, and from a false fact z3 proves anything)."""
+    dde = next((x for x in exception_chain(exc) if isinstance(x, ss.GuardOnDataDependentSymNode)), None)
+    se = raising_env(dde) if dde is not None else None
+    if se is None:
+        return (), ()
+    facts = dde_facts(se)
+    text = tuple((0, kind, str(e)) for kind, e in facts)
+    expr = dde_expr(dde)
+    if expr is None:
         return text, ()
-    c = dde_check(cond, [e for _, _, e in axioms], settings)
+    values = run_values(program, traced_env, forced)
+    wrong = next((e for _, e in facts if _false_at(e, values)), None)
+    if wrong is not None:
+        return text, (SmtCheck("spurious-dde", -1, str(expr), "unknown",
+                               f"a fact is false at the run's values: {wrong}"),)
+    c = dde_check(expr, [e for _, e in facts], settings)
     return text, ((c,) if c is not None else ())
+
+
+def raising_env(dde: BaseException) -> ss.ShapeEnv | None:
+    """The ShapeEnv whose method raised the DDE (the innermost in its traceback): its state is
+    what torch knew when it raised (tracing stopped there)."""
+    se, tb = None, dde.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        se = owner if isinstance(owner, ss.ShapeEnv) else se
+        tb = tb.tb_next
+    return se
+
+
+def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:
+    """(kind, fact) for every fact the ShapeEnv holds (Note [facts torch is given] in
+    shapefuzz/oracles/spurious_dde.py): its guards, deferred runtime asserts (torch._check,
+    _check_is_size), replacements, and the finite bounds of its symbols' value ranges (a size's
+    creation range, an unbacked size >= 0, item()'s and nonzero's ranges, what checks refined)."""
+    out = [("guard", g.expr) for g in se.guards]
+    out += [("assert", ra.expr) for ras in se.deferred_runtime_asserts.values() for ra in ras]
+    out += [("replacement", sympy.Eq(k, v)) for k, v in se.replacements.items() if k != v]
+    for sym, vr in se.var_to_range.items():
+        out += [("range", sympy.Ge(sym, vr.lower))] if vr.lower.is_Integer else []
+        out += [("range", sympy.Le(sym, vr.upper))] if vr.upper.is_Integer else []
+    return [(k, e) for k, e in out if isinstance(e, sympy.Basic) and e.free_symbols]
+
+
+def dde_expr(dde: BaseException) -> Any:
+    """The expression a DDE was raised on, unhinted (None: not found or not parsed): `cond` has
+    backed hints substituted, the symbolic form (the one a proof must decide) follows
+    "unhinted:" in its message."""
+    from shapefuzz.systems.prover import parse
+
+    m = re.search(r"\(unhinted: (.*?)\)\.  \(Size-like", str(dde))
+    try:
+        return parse(m.group(1)) if m else None
+    except Exception:  # an expression the parser does not know: no verdict
+        return None
+
+
+def run_values(program, traced_env, forced) -> dict:
+    """symbol -> its value in this run: each symbolic value the trace bound before it stopped,
+    paired with eager's (the trace's fallbacks forced), SymInts and tensor sizes."""
+    if traced_env is None:
+        return {}
+    try:
+        real = interp.run(program, interp.make_inputs(program.inputs), forced)
+    except Exception:
+        return {}
+    out = {}
+    for sym, val in zip(traced_env, real):
+        pairs = zip(sym.shape, val.shape) if isinstance(sym, torch.Tensor) and isinstance(
+            val, torch.Tensor) else [(sym, val)]
+        for s, v in pairs:
+            if isinstance(s, torch.SymInt) and isinstance(s.node.expr, sympy.Symbol):
+                out[s.node.expr] = sympy.Integer(int(v))
+    return out
+
+
+def _false_at(fact, values: dict) -> bool:
+    try:
+        return fact.xreplace(values) is sympy.false
+    except (TypeError, ValueError, ZeroDivisionError):
+        return False
 
 
 def _bind(tr, specs) -> dict[str, int]:
