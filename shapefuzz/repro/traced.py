@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
-from shapefuzz.repro.templates import traced_check, traced_issue
+from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
 
 __all__ = ["check", "issue", "line_limit", "reduction"]
 
-_DDE_EXITS = "Exits 2 while the data-dependent error is raised (shown, not confirmed), 0 once it traces."
+_DDE_EXITS = ("Exits 1 while the data-dependent error is raised and z3 decides its expression from the "
+              "facts torch held, 0 once it traces or they do not decide it, 2 for no verdict.")
 _DIM = {"static": "DimDynamic.STATIC", "dynamic": "DimDynamic.DUCK", "unbacked": "DimDynamic.UNBACKED"}
 
 
@@ -47,10 +48,8 @@ def _plan(case) -> _Plan:
 
 def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a trace that raises by
-    the instruction that raised, an output check by its outputs; a missed proof not at all (its
-    form exits 2, never 1)."""
-    if common.compares(case.finding) == "proof":
-        return ""
+    the instruction that raised (a spurious DDE's too: a cut that drops the fact deciding it
+    exits 0, and the full form stays), an output check by its outputs."""
     return "raise" if _plan(case).check == "raises" else "outputs"
 
 
@@ -59,7 +58,8 @@ def line_limit(case) -> int:
     the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
     shapes evaluated, settings patched)."""
     plan = _plan(case)
-    return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env) else 60
+    proof = common.compares(case.finding) == "proof"  # the z3 proof is a helper
+    return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof) else 60
 
 
 def issue(case, torch_version: str = "") -> str:
@@ -73,11 +73,13 @@ def issue(case, torch_version: str = "") -> str:
     parts += common.fx_lines(common.fx_switches(case, s.fx))
     parts += _trace_setup(case, plan, s)
     if plan.check == "raises":
-        proof = common.compares(f) == "proof"
-        parts.append(common.block(traced_issue, "raises_dde" if proof else "raises",
-                                  _trace_call(case, plan, s, bind=False)))
-        exits = _DDE_EXITS if proof else common.EXITS
-        return common.script(common.doc(case, torch_version, lines, exits=exits), _imports(), parts)
+        if common.compares(f) == "proof":  # the DDE, then z3 on the facts torch held
+            parts += [common.function(traced_dde, "to_z3", docstring=False),
+                      common.block(traced_dde, "dde_proof", _trace_call(case, plan, s, bind=False))]
+            return common.script(common.doc(case, torch_version, lines, exits=_DDE_EXITS),
+                                 [*_imports(), *common.imports_of(traced_dde)], parts)
+        parts.append(common.block(traced_issue, "raises", _trace_call(case, plan, s, bind=False)))
+        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
     parts.append(common.block(traced_issue, "trace", _trace_call(case, plan, s)))
     if f.oracle == "specialization":  # the exported program itself shows it
         parts += [f"declared = {_declared(case.program)!r}  # the dims declared dynamic, per input\n",
@@ -143,9 +145,7 @@ def _doc_lines(case, plan: _Plan) -> tuple[str, ...]:
     f = case.finding
     out = []
     if plan.check == "raises" and common.compares(f) == "proof":
-        out += [f"The known facts decide the expression: {common.safe(f.detail, 600)}",
-                "No standalone script confirms a missed proof (README, spurious DDE): this one shows "
-                "the data-dependent error."]
+        out.append(common.safe(f.detail.replace("\n", "; "), 600))
     if plan.replay:
         out.append(f"new_inputs: {f.detail.splitlines()[0] if f.detail else ''}")
     s = common.settings_of(f.system, f.config)
