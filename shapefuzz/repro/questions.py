@@ -11,6 +11,8 @@ slow-path configs through shapefuzz's own torch patches."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.repro import common
@@ -21,7 +23,7 @@ from shapefuzz.repro.templates import (
     questions_issue,
 )
 
-__all__ = ["check", "issue", "line_limit", "program_lines", "reduction"]
+__all__ = ["check", "component_cut", "issue", "issue_cuts", "line_limit", "program_lines", "reduction", "z3_names"]
 
 _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_or_true": "guard_or_true({c})",
           "statically_known_true": "statically_known_true({c})", "size_oblivious": "guard_size_oblivious({c})"}
@@ -109,8 +111,9 @@ def _under_config(case, s: common.Settings, lines: list[str]) -> list[str]:
 
 def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a claim checked against
-    the truth by the slice of one question; the two-run and proof forms are not cut."""
-    return "questions" if common.compares(case.finding) == "eager" else ""
+    the truth by the slice of one question, a spurious-DDE or history form by its finding's
+    question's part of the program (issue_cuts); the two-run forms are not cut."""
+    return "questions" if common.compares(case.finding) in ("eager", "proof", "fresh-env") else ""
 
 
 def issue(case, torch_version: str = "") -> str:
@@ -192,8 +195,7 @@ def _metamorphic(case, torch_version: str) -> str:
 
 # ---- spurious DDE and history: the program up to one question ------------------------------------
 QUIET = "{ask}"  # an earlier question, asked for its effect on the env
-ASKED = "asked(lambda: {ask})"  # history: an earlier question in the live env
-FACTS_OF = "facts_of({q})"  # history: the facts that question added, in the fresh env
+EARLIER = "earlier({q}, lambda: {ask})"  # history: an earlier question, asked or replaced by its facts
 
 
 def _upto(p: QProgram, k: int) -> QProgram:
@@ -201,58 +203,143 @@ def _upto(p: QProgram, k: int) -> QProgram:
     return QProgram(p.instrs[: p.asks()[k] + 1])
 
 
+def _finding_question(case) -> int:
+    """The finding's question in the program shown: its replay_index, or in a cut program (which
+    ends at that question, Note [issue form reduction]) the last question."""
+    return min(case.finding.replay_index, len(case.program.asks()) - 1)
+
+
 def _backed_name(s: common.Settings) -> str:
     return "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
+
+
+def _leaf_helpers(s: common.Settings, lines: list[str], constrain=questions_issue) -> list[str]:
+    """backed / unbacked / constrain (that module's), each only where the program's lines call it."""
+    import re
+
+    text = "\n".join(lines)
+    used = [(questions_issue, n) for n in (_backed_name(s), "unbacked")] + [(constrain, "constrain")]
+    return [common.function(m, n, docstring=m is questions_dde) for m, n in used if re.search(rf"\b{n}\(", text)]
+
+
+#: sympy functions (questions_dde.OPS keys) a program's operators can make in torch's expressions
+#: and facts: the relations and Add/Mul always (sympy's canonical forms), the rest per operator
+_Z3_ALWAYS = ("Add", "Mul", "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan",
+              "GreaterThan", "And", "Or", "Not")
+_Z3_BY_OP = {"*": ("Pow", "PowByNatural"), "//": ("FloorDiv", "CleanDiv"), "%": ("Mod", "PythonMod"),
+             "max": ("Max",), "min": ("Min",)}
+
+
+def z3_names(p: QProgram) -> list[str]:
+    ops = {i.args[0] for i in p.instrs if i.op == "binop"}
+    return [*_Z3_ALWAYS, *(n for op in sorted(ops) for n in _Z3_BY_OP.get(op, ()))]
+
+
+def _z3_table(names: list[str]) -> str:
+    """`Z3 = {...}`: the entries of questions_dde.OPS named, several to a line."""
+    import ast
+
+    text = Path(questions_dde.__file__).read_text()
+    node = next(n for n in ast.parse(text).body if isinstance(n, ast.Assign)
+                and getattr(n.targets[0], "id", "") == "OPS")
+    entries = [f"{ast.get_source_segment(text, k)}: {ast.get_source_segment(text, v)}"
+               for k, v in zip(node.value.keys, node.value.values) if ast.literal_eval(k) in names]
+    lines = [""]
+    for e in entries:
+        if lines[-1] and len(lines[-1]) + len(e) > 96:
+            lines.append("")
+        lines[-1] += ("" if not lines[-1] else " ") + e + ","
+    return "Z3 = {  # sympy -> z3 for the functions this program can make\n" + \
+        "".join(f"    {x}\n" for x in lines) + "}\n"
 
 
 def _spurious_dde(case, torch_version: str) -> str:
     """The program up to the question that raises (through its public call), then z3 on what the
     program told torch (Note [facts torch is given]): exit 1 while the DDE is raised and z3
     decides its expression."""
-    f, p = case.finding, case.program
+    f = case.finding
     s, note = _settings(case)
-    backed = _backed_name(s)
-    body = program_lines(_upto(p, f.replay_index), backed, QUIET)
+    shown = _upto(case.program, _finding_question(case))
+    body = program_lines(shown, _backed_name(s), QUIET)
     low = 0 if s.fx.get("backed_size_oblivious") or s.env_kwargs.get("specialize_zero_one") is False else 2
+    names = z3_names(shown)
+    divides = any(n in names for n in ("FloorDiv", "Mod"))
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
-             "facts = []  # what the program tells torch beyond its guards and asserts\n",
-             f"low = {low}  # a backed size's creation range: >= low\n",
-             common.function(questions_issue, backed, docstring=False),
-             *([common.function(questions_issue, "unbacked", docstring=False)] if any("unbacked()" in x for x in body) else []),
-             *([common.function(questions_dde, "constrain")] if any("constrain(" in x for x in body) else []),
-             common.function(questions_dde, "to_z3"),
+             f"facts, side, low = [], [], {low}  # facts the program states; divisors != 0; sizes >= low\n",
+             *_leaf_helpers(s, body, questions_dde),
+             *([common.function(questions_dde, "div", docstring=False)] if divides else []),
+             _z3_table(names), common.function(questions_dde, "to_z3", docstring=False),
              common.block(questions_dde, "dde_proof", "\n".join(_under_config(case, s, body)))]
-    lines = (common.safe(f.detail, 900),) + ((note,) if note else ())
-    return common.script(common.doc(case, torch_version, lines), ["import sys", *common.imports_of(questions_dde),
-                                                                  *_imports(s)], parts)
+    lines = (*_detail_lines(f.detail, 3), *((note,) if note else ()))
+    return common.script(common.doc(case, torch_version, lines),
+                         [*common.imports_of(questions_dde), *_imports(s)], parts)
+
+
+def _detail_lines(detail: str, n: int) -> tuple[str, ...]:
+    """The finding's detail as docstring lines (its own line breaks kept, at most n lines)."""
+    return tuple(common.safe(x, 300) for x in str(detail).split("\n")[:n] if x.strip())
 
 
 def _history(case, torch_version: str) -> str:
-    """Two ShapeEnvs side by side: the program with every question (live), and the same facts
-    with only the finding's question (fresh: an earlier question's guards and asserts in its
-    place, Note [history replay])."""
-    f, p = case.finding, case.program
+    """The program written once, run in two ShapeEnvs: live (every question asked) and fresh (an
+    earlier question's guards and asserts in its place, Note [history replay]); the finding's
+    question compared."""
+    f = case.finding
     s, note = _settings(case)
-    backed = _backed_name(s)
-    q = _upto(p, f.replay_index)
+    q = _upto(case.program, _finding_question(case))
     mode = q.instrs[-1].args[0]
-    call = _MODES[mode].format(c="c")
-    last = f"{{}} = answer_of(lambda: {call}, c, {FALLBACK[mode]!r})"
-    live = program_lines(q, backed, ASKED)[:-1] + [last.format("live_answer")]
-    fresh = [x for x in program_lines(QProgram(q.instrs[:-1]), backed, FACTS_OF) if not x.startswith("c = ")]
-    fresh += [live[-2], last.format("fresh_answer")]
-    helpers = [common.function(questions_history, n) for n in ("_asserts", "asked", "facts_of", "answer_of", "compare")]
+    lines = program_lines(q, _backed_name(s), EARLIER)
+    lines[-1] = f"return answer_of(lambda: {_MODES[mode].format(c='c')}, c, {FALLBACK[mode]!r})"
+    head = "def program(earlier):  # earlier(k, ask): how earlier question k is met\n    global se\n"
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
-             "added = []  # (guards, asserts) each earlier question added in the live run\n",
-             common.function(questions_issue, backed, docstring=False),
-             *([common.function(questions_issue, "unbacked", docstring=False)] if any(i.op == "unbacked" for i in q.instrs) else []),
-             *_constrain_helper(live), *helpers,
-             *[x + "\n" for x in _under_config(case, s, live)],
-             *[x + "\n" for x in _under_config(case, s, fresh)],
-             "compare(live_answer, fresh_answer)\n"]
-    lines = (common.safe(f.detail, 600),) + ((note,) if note else ())
-    return common.script(common.doc(case, torch_version, lines),
-                         ["import sys", *common.imports_of(questions_history), *_imports(s)], parts)
+             "added = []  # (guards, asserts) each earlier question added in the live env\n",
+             *_leaf_helpers(s, lines),
+             *[common.function(questions_history, n) for n in ("asserts", "asked", "facts_of", "answer_of")],
+             head + "".join(f"    {x}\n" for x in _under_config(case, s, lines)),
+             common.block(questions_history, "compare")]
+    doc = (*_detail_lines(f.detail, 2), *((note,) if note else ()))
+    return common.script(common.doc(case, torch_version, doc),
+                         [*common.imports_of(questions_history), *_imports(s)], parts)
+
+
+def issue_cuts(case) -> list | None:
+    """The cuts trial.py tries on a spurious-DDE or history form (Note [issue form reduction]):
+    the part of the program up to the finding's question that shares values (or, for backed
+    sizes, a hint: duck sizing) with it, earlier questions included (their guards are facts, and
+    a history finding is about them); for a DDE also the plain slice of the question. None: the
+    family's default (one question's slice, for each question)."""
+    from shapefuzz.repro.reduce import question_cut
+
+    if common.compares(case.finding) not in ("proof", "fresh-env"):
+        return None
+    k = _finding_question(case)
+    cuts = [component_cut(case.program, k)]
+    return cuts + ([question_cut(case.program, k)] if common.compares(case.finding) == "proof" else [])
+
+
+def component_cut(p: QProgram, k: int):
+    """The instructions up to question k connected to it: through values they read or define,
+    and backed sizes of the same hint (which torch may give one symbol)."""
+    from shapefuzz.cases.corpus import IssueCut
+    from shapefuzz.program import _refs
+
+    pos, parent = p.asks()[k], {}
+
+    def root(v):
+        while parent.get(v, v) != v:
+            v = parent[v]
+        return v
+
+    groups = []
+    for ins, v in p.definitions()[: pos + 1]:
+        vals = [r.index for r in _refs(ins.args)] + ([v] if v is not None else [])
+        if ins.op == "backed":
+            vals.append(("hint", int(ins.args[0])))
+        for a in vals[1:]:
+            parent[root(a)] = root(vals[0])
+        groups.append(vals)
+    want = root(groups[pos][0]) if groups[pos] else None
+    return IssueCut(tuple(at for at, vals in enumerate(groups) if vals and root(vals[0]) == want))
 
 
 # ---- check.py: the full harness ------------------------------------------------------------------

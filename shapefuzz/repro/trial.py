@@ -217,11 +217,15 @@ def _calls_cut(t: _Trial):
 
 
 def _question_cut(t: _Trial):
-    """The smallest slice of one question that still fails."""
+    """The smallest slice of one question that still fails (or of the family's own cuts:
+    questions.issue_cuts, for the forms a one-question slice cannot show)."""
+    from shapefuzz.repro import family
     from shapefuzz.repro.reduce import question_cut
 
     p = t.case.program
-    cuts = sorted((question_cut(p, k) for k in range(len(p.asks()))), key=lambda c: len(c.instrs))
+    own = getattr(family(t.case), "issue_cuts", lambda case: None)(t.case)
+    cuts = own if own is not None else [question_cut(p, k) for k in range(len(p.asks()))]
+    cuts = sorted(cuts, key=lambda c: len(c.instrs))
     return next((c for c in cuts if len(c.instrs) < len(p.instrs) and t.fails(c)), None)
 
 

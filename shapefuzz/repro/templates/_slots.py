@@ -49,6 +49,9 @@ leaves: list
 facts: list  # spurious-DDE repros: what the program told torch (sympy)
 c: Any  # question repros: the condition of the last question asked
 added: list  # history repros: the facts each earlier question added in the live run
+program: Callable[..., Any]  # history repros: the program, given how an earlier question is met
+side: list  # spurious-DDE repros: z3 side conditions (divisors != 0)
+Z3: dict[str, Callable[..., Any]]  # spurious-DDE repros: sympy function name -> z3
 SLOW_CONFIG: str
 # front-end pairs
 M: Any

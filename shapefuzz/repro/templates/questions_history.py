@@ -1,8 +1,9 @@
 """Issue-form pieces of a history finding on a question program (shapefuzz/repro/questions.py
-puts them together; Note [repro templates]): the program in a live ShapeEnv, every question
-asked, then in a fresh ShapeEnv that gets the same facts in the same order (an earlier
-question's guards and asserts in its place) and only the last question (Note [history replay]
-in shapefuzz/systems/history.py)."""
+puts them together; Note [repro templates]): the program written once as a function of how an
+earlier question is met, run twice: in a live ShapeEnv, where every question is asked (`asked`),
+and in a fresh ShapeEnv that gets only the guards and asserts each earlier question added there,
+in the same order (`facts_of`), then the last question in both (Note [history replay] in
+shapefuzz/systems/history.py)."""
 
 from __future__ import annotations
 
@@ -13,44 +14,41 @@ import torch
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 if TYPE_CHECKING:
-    from shapefuzz.repro.templates._slots import added, se
+    from shapefuzz.repro.templates._slots import added, program, se
 
 
-def _asserts():
+def asserts():
     return [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras]
 
 
-def asked(call):
-    """An earlier question in the live env; the guards and asserts it adds are facts."""
-    g, a = len(se.guards), _asserts()
+def asked(q, call):  # live env: question q is asked; the guards and asserts it adds are facts
+    g, a = len(se.guards), asserts()
     call()
-    added.append(([x.expr for x in se.guards[g:]], [x for x in _asserts() if x not in a]))
+    added.append(([x.expr for x in se.guards[g:]], [x for x in asserts() if x not in a]))
 
 
-def facts_of(q):
-    """In the fresh env, in place of earlier question q: the facts it added in the live run."""
+def facts_of(q, call):  # fresh env: in place of question q, the facts it added in the live env
     for g in added[q][0]:
         se.evaluate_expr(g)
     for a in added[q][1]:
         se.guard_or_defer_runtime_assert(a, "a fact of the live run")
 
 
-def answer_of(call, c, fallback):
-    """(answer, is it a claim): a claim is not an undecided fallback; a DDE is no claim."""
-    n = len(se.guards) + len(_asserts())
+def answer_of(call, c, fallback):  # (answer, is it a claim: no undecided fallback, no DDE)
+    n = len(se.guards) + len(asserts())
     try:
         got = call()
     except GuardOnDataDependentSymNode:
         return "data-dependent error", False
     static = se._maybe_evaluate_static(c.node.expr) if isinstance(c, torch.SymBool) else c
-    return got, got != fallback or static is not None or len(se.guards) + len(_asserts()) > n
+    return got, got != fallback or static is not None or len(se.guards) + len(asserts()) > n
 
 
-def compare(live_answer, fresh_answer):
-    """The fresh env, which knows no more than the live one, must not answer sharper."""
-    print(f"live ShapeEnv: {live_answer}\nfresh ShapeEnv, same facts, no earlier question: {fresh_answer}")
-    (a, _), (b, b_claims) = live_answer, fresh_answer
-    if b_claims and a != b:
-        print("BUG: the live answer depends on the questions asked before it, not only on the facts")
-        sys.exit(1)
-    print("OK: the live env answers as sharply as a fresh one")
+def compare():
+    """The fresh env knows no more than the live one: it must not answer sharper."""
+    live, fresh = program(asked), program(facts_of)
+    print(f"expected (a fresh ShapeEnv, same facts, no earlier question): {fresh}\ngot (live ShapeEnv): {live}")
+    bug = fresh[1] and live[0] != fresh[0]
+    print("BUG: the live answer depends on the questions asked before it, not only on the facts"
+          if bug else "OK: the live env answers as sharply as a fresh one")
+    sys.exit(1 if bug else 0)
