@@ -277,8 +277,11 @@ ONE_PER_OP = {
     "branch": ["guard_or_true", "narrow_full", V0, 0, S],
     "matmul": [V2, V2], "bmm": [V3, V3], "baddbmm": [V3, V3, V3], "sdpa": [V4, V4, V4, "causal"],
     "flex_attention": [V4, V4, V4, "relative"], "cond": [V0, S, ">", 2, "flip"],
+    "cond_int": ["sym_ite", ">", S, 2, 1, 0], "cond_tensor": ["where", ">", S, 2, V0, V1],
+    "bool_index": [V0, V1], "int_index": [V0, 0], "tensor_index": [V0, V0], "tolist": [V0],
+    "full": [[S, 2], 1.0], "new_full": [V0, [S], 1],
 }
-N_OUT = {"split": 3, "chunk": 3, "unbind": 3, "check": 0, "check_is_size": 0}
+N_OUT = {"split": 3, "chunk": 3, "unbind": 3, "check": 0, "check_is_size": 0, "tolist": 3}
 
 
 def arity_doc(op, args):
