@@ -179,3 +179,75 @@ def test_hostile_cases_render_harmless_check_scripts(tmp_path_factory):
         assert_repro_harmless(repro_source(case))
 
     run()
+
+
+def _planted_oracles():
+    """The planted torch behaviours of tests/cover/test_dde_history_oracles.py."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import test_dde_history_oracles
+
+    return test_dde_history_oracles
+
+
+def _run_in_process(src: str, tmp_path) -> tuple[int, str]:
+    """(exit code, stdout) of a script run in this process, so a planted patch applies to it."""
+    import contextlib
+    import io
+    import runpy
+
+    path = tmp_path / "repro.py"
+    path.write_text(src)
+    out, code = io.StringIO(), 0
+    with contextlib.redirect_stdout(out):
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except SystemExit as e:
+            code = e.code or 0
+    return code, out.getvalue()
+
+
+def _long_question_programs():
+    """A backed size with its own questions and checks before the finding's part (an unbacked
+    size, a check, the question): a DDE at question 1, a stale answer at question 2."""
+    from shapefuzz.program import Ref
+    from shapefuzz.program.questions import QInstr, QProgram
+
+    head = (QInstr("backed", (3,)), QInstr("ask", ("bool", ">=", Ref(0), 2)), QInstr("check", (">=", Ref(0), 2)),
+            QInstr("binop", ("+", Ref(0), 1)), QInstr("ask", ("bool", "!=", Ref(1), 7)), QInstr("unbacked", (5,)))
+    u = Ref(2)
+    dde = QProgram(head + (QInstr("check", (">=", u, 3)), QInstr("ask", ("bool", ">=", u, 2))))
+    skt = QInstr("ask", ("statically_known_true", ">=", u, 3))
+    history = QProgram(head + (skt, QInstr("check", (">=", u, 4)), skt))
+    return {"spurious-dde": dde, "history": history}
+
+
+@pytest.mark.parametrize("oracle", ["spurious-dde", "history"])
+def test_proof_and_history_forms_are_issue_forms_within_the_limit(oracle, tmp_path):
+    """A spurious-dde form (z3 on the facts) and a history form (two ShapeEnvs) of a planted
+    finding, torch only, no unused import; the cut a confirmation tries (questions.issue_cuts)
+    drops the part of the program not connected to the finding's question, which brings the form
+    of a long program within the question family's limit, and the cut form still exits 1 under
+    the plant and 0 without it."""
+    from dataclasses import replace
+
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.repro import questions
+    from shapefuzz.repro.reduce import apply_cut
+
+    t = _planted_oracles()
+    plant = {"spurious-dde": t.forgetful, "history": t.stale_cache}[oracle]
+    program = _long_question_programs()[oracle]
+    with plant():
+        (f,) = t.findings(program, oracle)
+    case = Case(f, program, None, torch_version="2.13")
+    cut = replace(case, issue_cut=questions.issue_cuts(case)[0])
+    assert [i.op for i in apply_cut(cut)[0].program.instrs if i.op == "backed"] == []  # unconnected: dropped
+    full, short = repro_source(case), repro_source(cut)
+    for src in (full, short):
+        assert not unused_imports(src) and "shapefuzz" not in src.split('"""')[2], src
+    assert len(short.splitlines()) <= line_limit(cut) == 60, short
+    assert len(short.splitlines()) < len(full.splitlines()) - 8  # two instructions a line or more
+    with plant():
+        code, out = _run_in_process(short, tmp_path)
+    assert code == 1 and "BUG" in out and "expected" in out, out
+    assert _run_in_process(short, tmp_path)[0] == 0  # unmodified torch: no bug shown

@@ -66,9 +66,8 @@ def to_z3(e):
     """sympy -> z3 over the integers; a function without an entry in Z3 exits 2 (no verdict)."""
     if not e.args:
         return z3.Int(e.name) if e.is_Symbol else z3.BoolVal(bool(e)) if e.is_Boolean else z3.IntVal(int(e))
-    if type(e).__name__ not in Z3:
-        sys.exit(print(f"no z3 translation of {type(e).__name__}: add it to Z3") or 2)
-    return Z3[type(e).__name__](*map(to_z3, e.args))
+    op = Z3.get(type(e).__name__) or sys.exit(print(f"no z3 translation of {type(e).__name__}: add it to Z3") or 2)
+    return op(*map(to_z3, e.args))
 
 
 def dde_proof(low):
