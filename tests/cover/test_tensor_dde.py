@@ -110,3 +110,19 @@ def test_invalid_program_stays_quiet():
                      I("branch", "if", "max", R(1), 2)])  # eager raises at the false check
     with forgetful():
         assert findings(bad, "make_fx")[1] == []
+
+
+def test_real_spurious_dde_transitivity_of_checks(tmp_path):
+    """Unmodified torch 2.13: torch._check(u0 <= u1) and torch._check(u1 <= u2), then a branch on
+    u2 >= u0, raises a DDE (pytorch/pytorch#193092, open). The oracle reports it on both systems
+    and its issue form exits 1 (a torch fix turns this red: then the form must exit 0)."""
+    xs = [inp([v], dims=("static",), name=f"x{k}") for k, v in enumerate((1, 2, 3))]
+    p = prog(xs, [I("item", R(0), "sum"), I("item", R(1), "sum"), I("item", R(2), "sum"),
+                  I("check", "<=", R(3), R(4), n_out=0), I("check", "<=", R(4), R(5), n_out=0),
+                  I("branch", "if", "max", R(5), R(3))])
+    for system in SYSTEMS:
+        _, (f,) = findings(p, system)
+        case = Case(f, p, None, torch_version="2.13")
+        code, out = run_repro(case, tmp_path)
+        assert code == 1 and "facts: [u0 <= u1, u1 <= u2]" in out and "expression: u2 >= u0" in out, out
+        assert len(repro_source(case).splitlines()) <= line_limit(case)

@@ -29,10 +29,9 @@ def to_z3(e, side):
         side.append(a[1] != 0)
         q = z3.If(a[1] > 0, a[0] / a[1], -a[0] / -a[1])
         return q if "Div" in name else a[0] - a[1] * q
-    ops = {"Add": z3.Sum, "Mul": z3.Product, "And": z3.And, "Or": z3.Or, "Not": z3.Not,
-           "Max": lambda *v: functools.reduce(lambda p, q: z3.If(p >= q, p, q), v), "Min": lambda *v: functools.reduce(lambda p, q: z3.If(p <= q, p, q), v),
-           "Equality": operator.eq, "Unequality": operator.ne, "StrictLessThan": operator.lt, "LessThan": operator.le,
-           "StrictGreaterThan": operator.gt, "GreaterThan": operator.ge, **dict.fromkeys(("Pow", "PowByNatural"), lambda b, n: z3.Product([b] * n.as_long()))}
+    ops = {"Add": z3.Sum, "Mul": z3.Product, "And": z3.And, "Or": z3.Or, "Not": z3.Not, "Max": lambda *v: functools.reduce(lambda p, q: z3.If(p >= q, p, q), v),
+           "Min": lambda *v: functools.reduce(lambda p, q: z3.If(p <= q, p, q), v), "Equality": operator.eq, "Unequality": operator.ne, "StrictLessThan": operator.lt,
+           "LessThan": operator.le, "StrictGreaterThan": operator.gt, "GreaterThan": operator.ge, **dict.fromkeys(("Pow", "PowByNatural"), lambda b, n: z3.Product([b] * n.as_long()))}
     return ops[name](*a) if name in ops else sys.exit(print(f"no z3 translation of {name}: no verdict") or 2)
 
 
@@ -42,17 +41,12 @@ def dde_proof():
     try:
         TRACE()
         sys.exit(print("OK: the program traces, as eager runs it"))
-    except Exception as e:
-        dde = e  # a DDE, or what wraps one (strict export)
-        while not isinstance(dde, GuardOnDataDependentSymNode):
-            dde = dde.__cause__ or dde.__context__ or sys.exit(print(f"no verdict: {e!r}") or 2)
+    except Exception as e:  # a DDE, or what wraps one (strict export)
+        dde = next((x for x in (e, e.__cause__, e.__context__) if isinstance(x, GuardOnDataDependentSymNode)), None) or sys.exit(print(f"no verdict: {e!r}") or 2)
     se = [x for x in (fr.f_locals.get("self") for fr, _ in traceback.walk_tb(dde.__traceback__)) if isinstance(x, ShapeEnv)][-1]  # it raised
-    facts = [g.expr for g in se.guards] + [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras]
-    facts += [sympy.Eq(k, v) for k, v in se.replacements.items() if k != v]
-    for s, r in se.var_to_range.items():
-        facts += ([s >= r.lower] if r.lower.is_Integer else []) + ([s <= r.upper] if r.upper.is_Integer else [])
-    text = str(dde).split("(unhinted: ")[1].split(").  (Size-like")[0]
-    expr = sympy.sympify(text, locals={**vars(fns), **{s.name: s for s in se.var_to_range}})
+    facts = [g.expr for g in se.guards] + [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras] + [sympy.Eq(k, v) for k, v in se.replacements.items() if k != v]
+    facts += [c for s, r in se.var_to_range.items() for c, finite in ((s >= r.lower, r.lower.is_Integer), (s <= r.upper, r.upper.is_Integer)) if finite]
+    expr = sympy.sympify(str(dde).split("(unhinted: ")[1].split(").  (Size-like")[0], locals={**vars(fns), **{s.name: s for s in se.var_to_range}})
     print(f"raised {type(dde).__name__}: {str(dde).splitlines()[0]}\nfacts: {facts}\nexpression: {expr}")
     goal, known = to_z3(expr, side := []), [to_z3(x, side) for x in facts]
     for answer, query in ((True, z3.Not(goal)), (False, goal)):
