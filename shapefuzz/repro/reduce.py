@@ -9,7 +9,10 @@ form can outgrow what fits in an issue. At confirmation (shapefuzz/repro/trial.p
   needs the instruction that raised (found as the shortest failing prefix), an output finding the
   outputs;
 - a call sequence to the calls that still show the finding (each earlier call is dropped when the
-  issue form without it still fails).
+  issue form without it still fails);
+- a question program's spurious-DDE or history form to the instructions connected to the
+  finding's question (shapefuzz/repro/questions.issue_cuts): earlier questions over connected
+  values stay (their guards are facts; a history finding is about them).
 A reduction is kept only when its issue form fails as the full one does (exit 1, the same BUG
 line up to numbers) and then exits 1 standalone; otherwise repro.py is the full form. The result
 is recorded on the case (`Case.issue_cut`), so regenerating repro.py from case.json gives the same
