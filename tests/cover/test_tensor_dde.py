@@ -15,7 +15,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles import check_all
-from shapefuzz.repro import line_limit, repro_source
+from shapefuzz.repro import check_source, line_limit, repro_source
 from shapefuzz.systems.eager import EagerSystem
 from shapefuzz.systems.export import ExportSystem
 from shapefuzz.systems.make_fx import MakeFxSystem
@@ -75,6 +75,7 @@ def test_planted_dde_on_a_decided_expression_fires_and_its_repro_exits_1(system,
     assert "u0 >= 2" in f.summary and "4 <= u0" in f.detail  # the check torch held
     assert code == 1 and "BUG: z3 proves it True" in out and "facts:" in out and "expression: u0 >= 2" in out, out
     assert len(repro_source(case).splitlines()) <= line_limit(case) <= 60
+    assert check_source(case) == repro_source(case)  # the proof is the whole check
     # unmodified torch decides it: no DDE, no finding, the repro says so
     assert findings(DECIDED, system)[1] == []
     assert run_repro(case, tmp_path)[0] == 0
