@@ -9,12 +9,10 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, guard_or
 
 print("torch", torch.__version__)
 wrong = []  # the answers that are not the concrete answer
-def backed(hint, name):
-    """A backed size, as torch makes one for a tensor dim."""
+def backed(hint, name):  # a backed size, as torch makes one for a tensor dim
     src = ConstantSource(name)
     return se.create_symintnode(se.create_symbol(hint, src, DimDynamic.DUCK), hint=hint, source=src)
-def answer(k, c, got, fallback, want):
-    """Question k's answer must be the concrete one, `want`, unless it is an undecided fallback."""
+def answer(k, c, got, fallback, want):  # question k's answer must be the concrete one (want), unless a fallback
     expr = c.node.expr if isinstance(c, torch.SymBool) else c
     static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
     if got != want and (got != fallback or (static is not None and bool(static) != want)):

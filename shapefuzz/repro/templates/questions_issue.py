@@ -31,37 +31,32 @@ IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, stati
             torch.fx.experimental._config)
 
 
-def backed(hint, name):
-    """A backed size, as torch makes one for a tensor dim."""
+def backed(hint, name):  # a backed size, as torch makes one for a tensor dim
     src = ConstantSource(name)
     return se.create_symintnode(se.create_symbol(hint, src, DimDynamic.DUCK), hint=hint, source=src)
 
 
-def constrain(v, lo, hi):
-    """A range constraint, as torch._constrain_as_size (lo >= 0) / constrain_range take one."""
+def constrain(v, lo, hi):  # as torch._constrain_as_size (lo >= 0) / constrain_range take one
     if lo >= 0 and isinstance(v, torch.SymInt) and isinstance(v.node.expr, sympy.Symbol):
         _constrain_range_for_size(v, min=lo, max=hi)
     else:
         constrain_range(v, min=lo, max=hi)
 
 
-def backed_oblivious(hint, name):
-    """A backed size under backed_size_oblivious: not 0/1-specialized, and size-like."""
+def backed_oblivious(hint, name):  # a backed size under backed_size_oblivious: size-like, not 0/1-specialized
     src = ConstantSource(name)
     s = se.create_symbol(hint, src, DimDynamic.DUCK, do_not_specialize_zero_one=True)
     se.size_like.add(s)
     return se.create_symintnode(s, hint=hint, source=src)
 
 
-def unbacked():
-    """A fresh unbacked SymInt (its concrete value is in the comment where it is made)."""
+def unbacked():  # a fresh unbacked SymInt (its concrete value: in a comment where made)
     u = se.create_unbacked_symint()
     se.pending_fresh_unbacked_symbols.clear()
     return u
 
 
-def claim(k, c, got, fallback, want):
-    """Question k's answer must be the concrete one, `want`, unless it is an undecided fallback."""
+def claim(k, c, got, fallback, want):  # question k's answer must be the concrete one (want), unless a fallback
     expr = c.node.expr if isinstance(c, torch.SymBool) else c
     static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
     if got != fallback or static is not None:
@@ -70,17 +65,14 @@ def claim(k, c, got, fallback, want):
         wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
 
 
-def answer(k, c, got, fallback, want):
-    """Question k's answer must be the concrete one, `want`, unless it is an undecided fallback."""
+def answer(k, c, got, fallback, want):  # question k's answer must be the concrete one (want), unless a fallback
     expr = c.node.expr if isinstance(c, torch.SymBool) else c
     static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
     if got != want and (got != fallback or (static is not None and bool(static) != want)):
         wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
 
 
-def replay(leaves, answers):
-    """Other values (leaf, value): where every guard, deferred assert and size range accepts
-    them, every claim must still be the concrete answer there, `answers`."""
+def replay(leaves, answers):  # other values (leaf, value) every guard, assert and size range accepts: claims hold there too
     binding = {}
     for leaf, v in leaves:  # a specialized leaf (an int), or two that share a symbol, must fit
         e = sympy.sympify(leaf.node.expr if isinstance(leaf, torch.SymInt) else leaf)
@@ -108,8 +100,7 @@ def run():
     sys.exit(1 if wrong else 0)
 
 
-def ask(k, c, got, fallback):
-    """Record question k's answer, and whether it is a claim (not an undecided fallback)."""
+def ask(k, c, got, fallback):  # record question k's answer, and whether it is a claim (no fallback)
     static = se._maybe_evaluate_static(c.node.expr) if isinstance(c, torch.SymBool) else c
     answers[-1].append((got, got != fallback or static is not None))
 
