@@ -339,7 +339,7 @@ def component_cut(p: QProgram, k: int):
             parent[root(a)] = root(vals[0])
         groups.append(vals)
     want = root(groups[pos][0]) if groups[pos] else None
-    return IssueCut(tuple(at for at, vals in enumerate(groups) if vals and root(vals[0]) == want))
+    return IssueCut(tuple(at for at, vals in enumerate(groups) if at == pos or (vals and root(vals[0]) == want)))
 
 
 # ---- check.py: the full harness ------------------------------------------------------------------

@@ -251,3 +251,19 @@ def test_proof_and_history_forms_are_issue_forms_within_the_limit(oracle, tmp_pa
         code, out = _run_in_process(short, tmp_path)
     assert code == 1 and "BUG" in out and "expected" in out, out
     assert _run_in_process(short, tmp_path)[0] == 0  # unmodified torch: no bug shown
+
+
+def test_the_connected_part_of_a_question_follows_values_and_duck_sized_hints():
+    """questions.component_cut: what shares a value with the question, or a backed size's hint
+    (torch may give two sizes of one hint one symbol), stays; an unrelated size and a question
+    over constants go."""
+    from shapefuzz.program import Ref
+    from shapefuzz.program.questions import QInstr, QProgram
+    from shapefuzz.repro.questions import component_cut
+
+    p = QProgram((QInstr("backed", (3,)), QInstr("backed", (3,)), QInstr("ask", ("bool", ">=", Ref(1), 2)),
+                  QInstr("unbacked", (4,)), QInstr("ask", ("bool", ">=", 3, 2)),
+                  QInstr("ask", ("guard_or_false", ">=", Ref(0), 2))))
+    assert component_cut(p, 2).instrs == (0, 1, 2, 5)
+    assert component_cut(p, 1).instrs == (4,)  # a question over constants: itself
+    assert component_cut(p, 0).instrs == (0, 1, 2)
