@@ -13,7 +13,7 @@ PLANTED = "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY=true"
 
 
 def _fuzz(out, *extra):
-    cmd = [sys.executable, "-m", "shapefuzz", "fuzz", "--budget", "45", "--seed", "0", "--workers", "2",
+    cmd = [sys.executable, "-m", "shapefuzz", "fuzz", "--budget", "100", "--seed", "0", "--workers", "2",
            "--quiet", "--out", str(out), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     return r.returncode, json.loads((out / "report.json").read_text())
