@@ -5,7 +5,6 @@ z3 checks of what the trace decided, each counter-model replayed through the gra
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -254,13 +253,12 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
     unhinted. No verdict when a fact is false at the run's own values (a wrong fact in torch is
     another bug, and from a false fact z3 proves anything)."""
     dde = next((x for x in exception_chain(exc) if isinstance(x, ss.GuardOnDataDependentSymNode)), None)
-    se = raising_env(dde) if dde is not None else None
+    se, expr = raising_env(dde) if dde is not None else (None, None)
     if se is None:
         return (), ()
     facts = dde_facts(se)
     text = tuple((0, kind, str(e)) for kind, e in facts)
-    expr = dde_expr(dde)
-    if expr is None:
+    if not isinstance(expr, sympy.Basic):
         return text, ()
     values = run_values(program, traced_env, forced)
     wrong = next((e for _, e in facts if _false_at(e, values)), None)
@@ -271,15 +269,16 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
     return text, ((c,) if c is not None else ())
 
 
-def raising_env(dde: BaseException) -> ss.ShapeEnv | None:
-    """The ShapeEnv whose method raised the DDE (the innermost in its traceback): its state is
-    what torch knew when it raised (tracing stopped there)."""
-    se, tb = None, dde.__traceback__
+def raising_env(dde: BaseException) -> tuple[ss.ShapeEnv | None, Any]:
+    """(the ShapeEnv whose method raised the DDE, the expression it raised on): the innermost
+    ShapeEnv frame in the traceback (tracing stopped there, so its state is what torch knew)
+    and its local `expr`, the unhinted expression both of torch's raise sites pass to
+    _make_data_dependent_error (its `cond` has backed hints substituted)."""
+    frame, tb = None, dde.__traceback__
     while tb is not None:
-        owner = tb.tb_frame.f_locals.get("self")
-        se = owner if isinstance(owner, ss.ShapeEnv) else se
+        frame = tb.tb_frame if isinstance(tb.tb_frame.f_locals.get("self"), ss.ShapeEnv) else frame
         tb = tb.tb_next
-    return se
+    return (None, None) if frame is None else (frame.f_locals["self"], frame.f_locals.get("expr"))
 
 
 def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:
@@ -294,19 +293,6 @@ def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:
         out += [("range", sympy.Ge(sym, vr.lower))] if vr.lower.is_Integer else []
         out += [("range", sympy.Le(sym, vr.upper))] if vr.upper.is_Integer else []
     return [(k, e) for k, e in out if isinstance(e, sympy.Basic) and e.free_symbols]
-
-
-def dde_expr(dde: BaseException) -> Any:
-    """The expression a DDE was raised on, unhinted (None: not found or not parsed): `cond` has
-    backed hints substituted, the symbolic form (the one a proof must decide) follows
-    "unhinted:" in its message."""
-    from shapefuzz.systems.prover import parse
-
-    m = re.search(r"\(unhinted: (.*?)\)\.  \(Size-like", str(dde))
-    try:
-        return parse(m.group(1)) if m else None
-    except Exception:  # an expression the parser does not know: no verdict
-        return None
 
 
 def run_values(program, traced_env, forced) -> dict:

@@ -73,7 +73,7 @@ def test_planted_dde_on_a_decided_expression_fires_and_its_repro_exits_1(system,
     assert obs.outcome.kind == "dde" and f.system == system
     assert f.kind == "completeness" and f.severity == "medium" and "Cmp[]" in f.key
     assert "u0 >= 2" in f.summary and "4 <= u0" in f.detail  # the check torch held
-    assert code == 1 and "BUG: z3 proves it True" in out and "facts:" in out and "expression: u0 >= 2" in out, out
+    assert code == 1 and "BUG: z3 proves the expression True" in out and "facts:" in out and "expression: u0 >= 2" in out, out
     assert len(repro_source(case).splitlines()) <= line_limit(case) <= 60
     assert check_source(case) == repro_source(case)  # the proof is the whole check
     # unmodified torch decides it: no DDE, no finding, the repro says so

@@ -12,7 +12,6 @@ import traceback
 from typing import TYPE_CHECKING
 
 import sympy
-import torch.utils._sympy.functions as fns
 import z3
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
@@ -36,20 +35,20 @@ def to_z3(e, side):
 
 
 def dde_proof():
-    """The trace raises a DDE; z3 decides its expression (unhinted, as the message prints it)
+    """The trace raises a DDE; z3 decides its expression (unhinted, the raising frame's `expr`)
     from the raising ShapeEnv's guards, deferred asserts, replacements and value ranges."""
     try:
         TRACE()
         sys.exit(print("OK: the program traces, as eager runs it"))
     except Exception as e:  # a DDE, or what wraps one (strict export)
         dde = next((x for x in (e, e.__cause__, e.__context__) if isinstance(x, GuardOnDataDependentSymNode)), None) or sys.exit(print(f"no verdict: {e!r}") or 2)
-    se = [x for x in (fr.f_locals.get("self") for fr, _ in traceback.walk_tb(dde.__traceback__)) if isinstance(x, ShapeEnv)][-1]  # it raised
+    frame = [fr for fr, _ in traceback.walk_tb(dde.__traceback__) if isinstance(fr.f_locals.get("self"), ShapeEnv)][-1]
+    se, expr = frame.f_locals["self"], frame.f_locals["expr"]  # the ShapeEnv that raised, the unhinted expression
     facts = [g.expr for g in se.guards] + [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras] + [sympy.Eq(k, v) for k, v in se.replacements.items() if k != v]
     facts += [c for s, r in se.var_to_range.items() for c, finite in ((s >= r.lower, r.lower.is_Integer), (s <= r.upper, r.upper.is_Integer)) if finite]
-    expr = sympy.sympify(str(dde).split("(unhinted: ")[1].split(").  (Size-like")[0], locals={**vars(fns), **{s.name: s for s in se.var_to_range}})
     print(f"raised {type(dde).__name__}: {str(dde).splitlines()[0]}\nfacts: {facts}\nexpression: {expr}")
     goal, known = to_z3(expr, side := []), [to_z3(x, side) for x in facts]
     for answer, query in ((True, z3.Not(goal)), (False, goal)):
         if z3.Solver().check(*known, *side, query) == z3.unsat:
-            sys.exit(print(f"BUG: z3 proves it {answer} (the facts and {query}: unsat), yet torch raised") or 1)
+            sys.exit(print(f"BUG: z3 proves the expression {answer} from the facts (the facts and its negation: unsat), yet torch raised") or 1)
     print("OK: the facts do not decide it")
