@@ -322,7 +322,8 @@ def _ref_and_torch(finding: Finding, universe) -> tuple:
 CONFIG_DIFFERENTIAL = register(Oracle(
     "config-differential", "high", "switching one optimization on or off must not change any answer",
     lambda c: config_differential(list(c.observations), c.program, c.eager), rank=80,
-    targets=_same_system))
+    targets=_same_system,
+    compares="configs"))
 SYSTEM_DIFFERENTIAL = register(Oracle(
     "system-differential", "high", "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
     lambda c: system_differential(list(c.observations), c.eager, c.program), rank=90,
