@@ -124,11 +124,12 @@ def test_compiled_dtensor_programs_agree_with_eager(mesh):
             except Exception:  # e.g. as_strided not supported with DTensor (or _TooSlow)
                 continue
             ran.append(how)
-            for w, g in zip(want, got):
+            undefined = p.undefined_outputs()  # torch.empty's data: only its shape is defined
+            for k, (w, g) in enumerate(zip(want, got)):
                 g = plain(g)
                 if isinstance(w, torch.Tensor):
                     assert w.shape == g.shape, (how, p.pretty())
-                    assert torch.allclose(w.float(), g.float(), equal_nan=True), (how, p.pretty())
+                    assert k in undefined or torch.allclose(w.float(), g.float(), equal_nan=True), (how, p.pretty())
                 else:
                     assert w == g, (how, p.pretty())
 
