@@ -69,18 +69,6 @@ def raises(f, inputs):
     print("OK: the program traces, as eager runs it")
 
 
-def raises_dde(f, inputs):
-    """The trace raises a data-dependent error on an expression the known facts decide: only
-    z3's proof says so, so the script exits 2 (shown, not confirmed) while it is raised."""
-    print("expected (eager):", [getattr(v, "shape", v) for v in f(*inputs)])
-    try:
-        TRACE()
-    except Exception as e:
-        print(f"got: {type(e).__name__}: {e}")
-        sys.exit(2 if "data-dependent" in str(e) else 0)
-    print("OK: the program traces, as eager runs it")
-
-
 def trace():
     """The trace itself, for the checks below."""
     gm = TRACE()
