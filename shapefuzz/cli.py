@@ -100,9 +100,12 @@ def cli() -> None:
               help="A/B mode: set KEY for the baseline's workers (empty VALUE unsets it; repeatable).")
 @click.option("--progress-log", type=click.Path(dir_okay=False), default=None,
               help="Append every progress update (twice a second, timestamped) to this file.")
+@click.option("--coverage-feedback/--no-coverage-feedback", default=False, show_default=True,
+              help="Steer generation with Hypothesis target() toward programs that reach ShapeEnv "
+                   "lines new to the round (one traced job per program; off: see README).")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
-         progress_log, baseline_python, baseline_env, force):
+         progress_log, baseline_python, baseline_env, force, coverage_feedback):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import targets_for
@@ -140,6 +143,7 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
     from shapefuzz.repro.ab import baseline_from_flags
 
     opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env), force=force,
+                               coverage_feedback=coverage_feedback,
                                command=" ".join(["shapefuzz", *map(_quote, sys.argv[1:])]))
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
 

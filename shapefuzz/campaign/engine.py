@@ -47,6 +47,7 @@ from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
+from shapefuzz.campaign.torchcov import Feedback
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
 from shapefuzz.strategies.settings import GenSettings
@@ -76,6 +77,7 @@ class CampaignSettings:
     shrink_budget_s: float = 30.0
     database: object | None = None  # a Hypothesis ExampleDatabase, or None
     parallel: int = 1  # programs evaluated at once (the number of workers)
+    coverage_feedback: bool = False  # Hypothesis target() on ShapeEnv lines (Note [coverage feedback])
 
 
 @dataclass
@@ -147,6 +149,7 @@ class Campaign:
         self._shrink_deadline = 0.0
         self._last_checkpoint = 0.0
         self.shrink_spans: list[tuple[float, float]] = []  # (start s, end s): the report shades them
+        self.feedback = Feedback(cfg.coverage_feedback)  # Note [coverage feedback] (torchcov.py)
         if resume is not None:
             self._restore(resume)
 
@@ -193,14 +196,15 @@ class Campaign:
 
     def _next_round(self) -> None:
         self.round, self.pos, self.pending_shrink = self.round + 1, 0, None
+        self.feedback.next_round(self.pool)
         self._save_checkpoint(force=True)
 
     def _hypothesis_run(self, phases, database) -> None:
         """One Hypothesis run of round `self.round`; the body does what `self._mode` says. One
         test function for every mode, so the example database key is the same throughout."""
-        s = settings(database=database, max_examples=10**9, deadline=None,
+        s = settings(database=database, max_examples=self.feedback.round_size, deadline=None,
                      suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet,
-                     report_multiple_bugs=False, phases=phases)
+                     report_multiple_bugs=False, phases=self.feedback.phases(phases))
 
         @seed(self.cfg.seed * 100_003 + self.round)
         @s
@@ -279,8 +283,8 @@ class Campaign:
                 and self.stats.programs + len(self._flight) >= self.cfg.max_examples)
 
     def _submit_step(self, i: int, program) -> None:
-        if i < self.pos:
-            return  # processed before a resume (Note [resume])
+        if i < self.pos:  # processed before a resume (Note [resume]): its score told again
+            return self.feedback.tell(i)
         if self._no_more():
             raise _Stop
         t = time.perf_counter()
@@ -289,6 +293,9 @@ class Campaign:
         self._flight[i] = program
         while len(self._flight) > self.cfg.parallel:
             self._drain(0.25)
+        while self.feedback.on and i in self._flight and self.pending_shrink is None:
+            self._drain(0.25)  # Note [coverage feedback]: its own score, before the body returns
+        self.feedback.tell(i, self.pool, (self.round, i))
         self.stats.trace_s += time.perf_counter() - t
         if self._no_more():
             raise _Stop
@@ -372,7 +379,7 @@ class Campaign:
     def _replay_step(self, i: int, program) -> None:
         ps = self.pending_shrink
         if i < ps["index"]:
-            return
+            return self.feedback.tell(i)  # the score it had (Note [coverage feedback])
         if i > ps["index"] or program.dumps() != ps["program"]:
             raise _Stop  # generation was not reproducible: keep the finding unshrunk
         self._mode = "shrink"
@@ -482,7 +489,8 @@ class Campaign:
             self.checkpoint(self.state(finished))
 
     def state(self, finished: bool = False) -> dict:
-        return state_of(self, finished)
+        return {**state_of(self, finished), "feedback": self.feedback.to_json()}
 
     def _restore(self, state: dict) -> None:
         restore(self, state)
+        self.feedback.load(state.get("feedback", []))

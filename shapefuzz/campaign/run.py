@@ -49,6 +49,7 @@ class FuzzOptions:
     baseline: object = None  # an A/B campaign's baseline (repro.ab.Baseline), or None
     force: bool = False  # --out may hold a finished campaign: its reports and findings are removed
     command: str = ""  # the command line that ran the campaign (the report shows it to rerun)
+    coverage_feedback: bool = False  # Note [coverage feedback] (torchcov.py)
 
 
 def _torch_version() -> str:
@@ -139,7 +140,8 @@ def _program_set(out: Path, hashes: list[str]) -> str:
 
 def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
-                           shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers)
+                           shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers,
+                           coverage_feedback=opts.coverage_feedback)
     if not opts.database:
         return cfg
     from dataclasses import replace
@@ -358,7 +360,8 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     progress.watch(camp)
     with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
                                                log_path=str(opts.out / "workers.log"),
-                                               plugins=opts.plugins) as pool:
+                                               plugins=opts.plugins,
+                                               cov_feedback=opts.coverage_feedback) as pool:
         confirmer.hint = lambda: getattr(pool, "first_ready_s", 0.0)  # 1.5x: stopped 18 s early
         _freeze_heap()  # while the workers start
         camp.run(pool, t0=t0)

@@ -11,7 +11,23 @@ cost is the mean cost of that system's traced jobs (before the first: twice its 
 So the cost stays under COST_SHARE whatever tracing's slowdown is (2-4x for make_fx; deciding
 after the fact overshot to 17% in a 27-program campaign), and fast systems get more jobs traced. The worker sends the lines
 it had not reached before with the job's answer; the parent keeps their union and a timeline.
-Coverage from a sample is a lower bound of what the campaign reached."""
+Coverage from a sample is a lower bound of what the campaign reached.
+
+Note [coverage feedback]: with CampaignSettings.coverage_feedback (`--coverage-feedback`), the
+lines steer generation through Hypothesis's `target()`. Its optimiser hill-climbs on a score
+that must be a function of the example, so every program gets one: a worker also traces the
+first non-eager job of every new program it sees (with one worker, the first target's job), and
+sends the ShapeEnv lines (SHAPEENV_AREAS) that job reached, new or not. The parent scores the
+program by how many of them the campaign had not reached when the round began (stationary within
+a round, one Hypothesis run; in round 0 that is every line it reached), and the body, which then
+waits for its own program's answer instead of returning with it in flight, calls `target(score)`
+and `event()` (whether it added ShapeEnv lines to the campaign's union). Rounds are
+FEEDBACK_ROUND programs long so the optimiser, which Hypothesis starts at half of max_examples,
+runs at all (a default round has max_examples 10**9: its first pass would wait for 200 programs,
+and most rounds end sooner, at a new finding). Replaying a round (shrinking, Note [rounds];
+resuming, Note [resume]) re-tells each program's recorded score so Hypothesis generates the same
+programs. The cost, the traced job and the lost overlap between programs, is what
+benchmarks/feedback_bench.py weighs against the findings it buys."""
 
 from __future__ import annotations
 
@@ -19,7 +35,7 @@ import os
 import sys
 import time
 
-__all__ = ["AREAS", "CovSampler", "TorchCoverage"]
+__all__ = ["AREAS", "FEEDBACK_ROUND", "SHAPEENV_AREAS", "CovSampler", "Feedback", "TorchCoverage"]
 
 #: area -> path under torch/ (a file, or a folder ending in "/")
 AREAS = {"symbolic_shapes": "fx/experimental/symbolic_shapes.py", "_sympy": "utils/_sympy/",
@@ -28,6 +44,11 @@ AREAS = {"symbolic_shapes": "fx/experimental/symbolic_shapes.py", "_sympy": "uti
          "runtime_assert": "fx/passes/runtime_assert.py"}
 #: the share of a worker's job time that tracing may cost
 COST_SHARE = 0.05
+#: the areas whose lines score a program for coverage feedback (Note [coverage feedback])
+SHAPEENV_AREAS = ("symbolic_shapes", "_sympy", "runtime_assert")
+#: programs per round (one Hypothesis run) with coverage feedback
+FEEDBACK_ROUND = 100
+FEEDBACK_LABEL = "ShapeEnv lines new to the round"
 
 
 def torch_dir() -> str:
@@ -46,9 +67,12 @@ def area_of(relpath: str) -> str | None:
 class CovSampler:
     """In a worker: decide which jobs to trace, trace them, hand out the new lines."""
 
-    def __init__(self, share: float = COST_SHARE):
+    def __init__(self, share: float = COST_SHARE, feedback: bool = False):
         self.root = torch_dir()
         self.share = share
+        self.feedback = feedback  # Note [coverage feedback]
+        self._fed: str | None = None  # the program whose feedback job was traced last
+        self._feeding = False  # the job being traced is a feedback job
         self.seen: set[tuple[str, int]] = set()
         self._new: set[tuple[str, int]] = set()
         self._files: dict[str, str | None] = {}  # co_filename -> path under torch/ (or None)
@@ -78,7 +102,11 @@ class CovSampler:
         new.add((rel, frame.f_lineno))
         return local
 
-    def wants(self, system: str) -> bool:
+    def wants(self, system: str, program: str | None = None) -> bool:
+        self._feeding = self.feedback and system != "eager" and program not in (None, self._fed)
+        if self._feeding:
+            self._fed = program  # Note [coverage feedback]: its first non-eager job, traced
+            return True
         plain = self._plain.get(system)
         if plain is None:
             return False  # no untraced job of it yet: no baseline for the cost
@@ -106,6 +134,12 @@ class CovSampler:
             plain[0] += seconds
             plain[1] += 1
 
+    def reached(self) -> list[tuple[str, int]] | None:
+        """A feedback job's ShapeEnv lines, new or not (None for a sampled job); before take()."""
+        if not self._feeding:
+            return None
+        return [(rel, line) for rel, line in self._new if area_of(rel) in SHAPEENV_AREAS]
+
     def take(self) -> dict[str, list[int]]:
         """The lines reached for the first time since the last take, by file."""
         out: dict[str, list[int]] = {}
@@ -125,19 +159,38 @@ class TorchCoverage:
         self.sampled = 0
         self.cost_s = 0.0
         self.last_new: float | None = None
+        self.base: set[tuple[str, int]] = set()  # ShapeEnv lines reached when the round began
+        self.scores: dict = {}  # job group tag -> (score, added ShapeEnv lines) (Note [coverage feedback])
 
-    def add(self, delta: dict, cost_s: float = 0.0) -> None:
+    def add(self, delta: dict, cost_s: float = 0.0, tag=None, reached=None) -> None:
+        """`reached`: a feedback job's ShapeEnv lines, scored for its group `tag`."""
         self.sampled += 1
         self.cost_s += cost_s
-        grew = False
+        grew = shapeenv = False
         for rel, lines in delta.items():
             have = self.lines.setdefault(rel, set())
             n = len(have)
             have.update(lines)
             grew |= len(have) > n
+            shapeenv |= len(have) > n and area_of(rel) in SHAPEENV_AREAS
         if grew:
             self.last_new = time.monotonic()
             self.timeline.append((self.last_new, self.per_area()))
+        if reached is not None:
+            self._score(tag, reached, shapeenv)
+
+    def _score(self, tag, reached, added: bool) -> None:
+        score = sum((rel, line) not in self.base for rel, line in reached)
+        old = self.scores.pop(tag, (0, False))
+        self.scores[tag] = (max(score, old[0]), added or old[1])
+        if len(self.scores) > 1000:  # groups nobody asks about (shrinking, blame): the oldest go
+            del self.scores[next(iter(self.scores))]
+
+    def mark_round(self) -> None:
+        """A new round: scores count the ShapeEnv lines reached from here on as new."""
+        self.base = {(rel, line) for rel, lines in self.lines.items() if area_of(rel) in SHAPEENV_AREAS
+                     for line in lines}
+        self.scores.clear()
 
     def per_area(self) -> dict[str, int]:
         out = dict.fromkeys(AREAS, 0)
@@ -154,3 +207,48 @@ class TorchCoverage:
                 "timeline": [[round(t - t0, 2), per] for t, per in tl],
                 "traced_jobs": self.sampled, "cost_s": round(self.cost_s, 3),
                 "cost_share": round(self.cost_s / job_s, 4) if job_s else 0.0}
+
+
+class Feedback:
+    """In the campaign: each program's score, told to Hypothesis (Note [coverage feedback])."""
+
+    def __init__(self, on: bool) -> None:
+        self.on = on  # off: every method is a no-op and rounds are Hypothesis's default
+        self.scores: dict[int, tuple[int, bool]] = {}  # position in the round -> (score, added)
+        self.round_size = FEEDBACK_ROUND if on else 10**9  # a round's max_examples
+
+    def phases(self, phases: tuple) -> tuple:
+        from hypothesis import Phase
+
+        return (*phases, Phase.target) if self.on else phases
+
+    def next_round(self, pool) -> None:
+        if not self.on:
+            return
+        self.scores = {}
+        cov = getattr(pool, "coverage", None)
+        if cov is not None:
+            cov.mark_round()
+
+    def tell(self, i: int, pool=None, tag=None) -> None:
+        """Inside the test body: program i's score, taken from `pool` for group `tag` when
+        given, else the one recorded when program i first ran (a replay)."""
+        if not self.on:
+            return
+        cov = getattr(pool, "coverage", None)
+        got = cov.scores.pop(tag, None) if cov is not None else None
+        if got is not None:
+            self.scores[i] = got
+        got = self.scores.get(i)
+        if got is None:
+            return  # no job of it ran in a worker (local systems only), or it was cancelled
+        from hypothesis import event, target
+
+        target(float(got[0]), label=FEEDBACK_LABEL)
+        event("added ShapeEnv lines" if got[1] else "no new ShapeEnv lines")
+
+    def to_json(self) -> list:
+        return [[i, s, a] for i, (s, a) in sorted(self.scores.items())]
+
+    def load(self, rows) -> None:
+        self.scores = {int(i): (int(s), bool(a)) for i, s, a in rows}

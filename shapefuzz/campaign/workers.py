@@ -12,8 +12,8 @@ meaningless. An allocation past the cap fails at once (MemoryError / "can't allo
 instead of swapping the machine; that job's observation becomes `crash` ("out of memory") and
 the worker restarts, as its heap may be in a bad state.
 
-Workers are spawned with the parent's interpreter and environment, so a locally patched or
-self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md contracts). `plugins` are modules
+Workers run the parent's interpreter and environment (forked from a warm template, Note
+[zygote]), so a locally patched or self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md contracts). `plugins` are modules
 every worker imports at start-up (extra ops or systems; the tests plant crashing ops this way).
 
 Note [state guard]: a job must leave torch as it found it (Note [exact restore] in
@@ -48,6 +48,7 @@ import importlib
 import multiprocessing as mp
 import os
 import signal
+import sys
 import time
 import traceback
 from collections import deque
@@ -143,7 +144,7 @@ def _warm_up() -> None:
     run_job(Job(_WARM_UP, "make_fx", "default", "[]"))
 
 
-def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
+def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=(), cov_feedback=False) -> None:
     import warnings
 
     from shapefuzz.systems.patching import state_drift
@@ -157,9 +158,10 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=()) -> None:
     warnings.filterwarnings("ignore")
     apply_torch_config(torch_config)
     import_plugins(plugins)
-    _warm_up()
+    if not getattr(sys.modules.get("shapefuzz.campaign.zygote"), "WARM", False):
+        _warm_up()  # spawned, or the template's warm-up failed (Note [zygote])
     timer = install_job_timer()  # Note [time split]
-    cov = CovSampler()  # Note [torch coverage]
+    cov = CovSampler(feedback=cov_feedback)  # Notes [torch coverage], [coverage feedback]
     gc.freeze()  # Note [frozen heap] (run.py): torch's objects are never garbage
     _limit_memory(memory_mb)
     start = _torch_state()
@@ -193,7 +195,7 @@ def _measured(job: Job, timer, cov: CovSampler) -> tuple[Observation, dict]:
     """run_job, timed (Note [time split]) and on a sample of jobs traced for the torch lines
     it reaches (Note [torch coverage])."""
     timer.reset()
-    traced = cov.wants(job.system)
+    traced = cov.wants(job.system, job.program_json)
     t = time.perf_counter()
     if traced:
         cov.start()
@@ -206,11 +208,23 @@ def _measured(job: Job, timer, cov: CovSampler) -> tuple[Observation, dict]:
     split, before = timer.split(dt), cov.cost_s
     cov.done(job.system, dt, traced)
     if traced:
+        split.update(cov_reached=cov.reached())  # before take() (Note [coverage feedback])
         split.update(cov=cov.take(), cov_cost_s=cov.cost_s - before)
     return obs, split
 
 
 # ---- the parent side ---------------------------------------------------------------------------
+def _context(start: str):
+    """Workers fork from a warm template where the platform has a fork server (Note [zygote]);
+    elsewhere, or with start="spawn" (benchmarks/workers_bench.py compares), each worker is
+    spawned and warms up itself."""
+    if start == "spawn" or "forkserver" not in mp.get_all_start_methods():
+        return mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload(["shapefuzz.campaign.zygote"])
+    return ctx
+
+
 class _Worker:
     def __init__(self, ctx, args, launch=None):
         if launch is not None:  # another interpreter or environment (Note [A/B workers], ab.py)
@@ -253,12 +267,12 @@ class WorkerPool:
 
     def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 180.0,
                  log_path: str | None = None, memory_mb: int = 0, plugins: tuple[str, ...] = (),
-                 launch=None):
+                 launch=None, cov_feedback: bool = False):
         self.log_path = log_path
-        self._ctx = mp.get_context("spawn")
+        self._ctx = _context()
         self.timeout_s = timeout_s
         self.startup_s = startup_s
-        self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins))
+        self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins), cov_feedback)
         self._launch = launch  # starts a worker elsewhere (campaign/ab.py's Launcher), or None
         self.workers = [_Worker(self._ctx, self._args, launch) for _ in range(max(1, n))]
         self.restarts = 0
@@ -409,7 +423,8 @@ class WorkerPool:
         if split and split[0]:
             self.times.add(task[2].system, split[0], time.monotonic() - w.sent)
             if "cov" in split[0]:
-                self.coverage.add(split[0]["cov"], split[0]["cov_cost_s"])
+                self.coverage.add(split[0]["cov"], split[0]["cov_cost_s"], task[0],
+                                  split[0].get("cov_reached"))
         if tag == "bug":  # Note [shapefuzz bugs]
             job = task[2]
             last = payload.strip().splitlines()[-1][:300] if payload.strip() else "?"
