@@ -267,9 +267,9 @@ class WorkerPool:
 
     def __init__(self, n: int = 1, timeout_s: float = 60.0, torch_config=(), startup_s: float = 180.0,
                  log_path: str | None = None, memory_mb: int = 0, plugins: tuple[str, ...] = (),
-                 launch=None, cov_feedback: bool = False):
+                 launch=None, cov_feedback: bool = False, start: str = "forkserver"):
         self.log_path = log_path
-        self._ctx = _context()
+        self._ctx = _context(start)
         self.timeout_s = timeout_s
         self.startup_s = startup_s
         self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins), cov_feedback)
