@@ -23,7 +23,9 @@ import warnings
 WARM = False
 try:
     warnings.filterwarnings("ignore")
-    from shapefuzz.campaign.workers import _warm_up
+    from shapefuzz.campaign.workers import _die_with_parent, _warm_up
+
+    _die_with_parent()  # a campaign killed during the warm-up takes the template with it
 
     _warm_up()
     WARM = True
