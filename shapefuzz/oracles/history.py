@@ -1,7 +1,8 @@
 """Oracle 10, history independence [medium]: a question asked in a fresh ShapeEnv holding the
 same facts (and none of the earlier questions) must not get a sharper answer than the live run
-gave it. The system replays the questions (Note [history replay] in shapefuzz.systems.history);
-this oracle compares: a finding when the fresh env claims (an answer that is not a fallback, no
+gave it. The system replays the questions (question programs: Note [history replay] in
+shapefuzz.systems.history; make_fx / export traces, every fallback and the DDE they met: Note
+[tensor history replay] in shapefuzz.systems.trace_history); this oracle compares: a finding when the fresh env claims (an answer that is not a fallback, no
 data-dependent error) where the live run raised one, or fell back to the other answer, or
 claimed the other answer. The other way round (live sharper than fresh) is no finding: an answer may use any
 fact, and the live run's replayed guards are facts the fresh env got too. A fresh claim that is
@@ -12,10 +13,11 @@ from __future__ import annotations
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
+from shapefuzz.program.kinds import kind_of
 from shapefuzz.program.questions import truth
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["across_configs", "history_findings", "stale"]
+__all__ = ["across_configs", "history_findings", "stale", "tensor_findings"]
 
 ORACLE = "history"
 _CLAIMS = ("static", "guard", "assert")
@@ -34,13 +36,48 @@ def stale(live: tuple[str, str], fresh: tuple[str, str]) -> str:
     return "stale-fallback" if live[1] == "fallback" else "different-claim"
 
 
-def across_configs(program, observations) -> list[Finding]:
+def across_configs(program, observations, eager: Observation | None = None) -> list[Finding]:
     """One finding per bug, not per config: a stale answer every config shares is reported
     under the default config (or the first config that shows it); a config-specific one under
-    its own config (Note [signature]: the config delta stays in the signature)."""
+    its own config (Note [signature]: the config delta stays in the signature). A tensor
+    program is judged only when eager runs it (its checks hold, so the facts are true)."""
     from shapefuzz.oracles.spurious_dde import one_per_bucket
 
-    return one_per_bucket([f for obs in observations if obs.history for f in history_findings(program, obs)])
+    if kind_of(program).has_eager and (eager is None or eager.outcome.kind != "ok"):
+        return []
+    judge = tensor_findings if kind_of(program).has_eager else history_findings
+    return one_per_bucket([f for obs in observations if obs.history for f in judge(program, obs)])
+
+
+def tensor_findings(program, obs: Observation) -> list[Finding]:
+    """A tensor trace's replays (Note [tensor history replay] in shapefuzz.systems.trace_history):
+    the fresh claim must also be the concrete answer at the run's values (a size-oblivious one
+    assumes sizes >= 2 by design, and is not)."""
+    from shapefuzz.oracles.spurious_dde import expr_class
+
+    for r in obs.history:
+        kind = stale(r.live, r.fresh)
+        if not kind or not _concretely(r):
+            continue
+        live = "a data-dependent error" if r.live[1] == "dde" else f"{r.live[0]} ({r.live[1]})"
+        detail = (f"{r.mode}({r.expr}) in the trace: live ShapeEnv {live}; a fresh ShapeEnv with "
+                  f"the same symbols, ranges, guards and asserts and no earlier question answers "
+                  f"{r.fresh[0]} ({r.fresh[1]}); at the run's values it is {r.concrete or '?'}\n"
+                  f"asked: {r.mode}\nexpr: {r.expr}\nlive: {r.live[0]}")
+        return [Finding(ORACLE, "medium", obs.system, obs.config, kind,
+                        f"{obs.system} ({obs.config}): {kind} on {r.mode}", detail,
+                        signature(ORACLE, kind, obs, r.mode, shape=expr_class(r.expr)), r.question)]
+    return []
+
+
+def _concretely(r) -> bool:
+    """The fresh claim is the answer at the run's values. Not checked for a size-oblivious one
+    (it assumes sizes >= 2 by design), nor for a DDE whose values the trace never bound (export
+    runs the program under torch.compiler: its unbacked values are not recorded); the claim then
+    stands on the facts alone, which eager showed true (the program is valid)."""
+    if r.mode == "size_oblivious" or (not r.concrete and r.live[1] == "dde"):
+        return True
+    return r.fresh[0] == r.concrete
 
 
 def history_findings(program, obs: Observation) -> list[Finding]:
@@ -70,5 +107,5 @@ def _no_input(finding: Finding, obs: Observation, kind: str) -> tuple:
 ORACLE_OBJ = register(Oracle(
     ORACLE, "medium", "an answer may depend on the facts known when it is asked, never on which "
     "questions were asked before (a fresh ShapeEnv with the same facts must not answer sharper)",
-    lambda c: across_configs(c.program, c.observations), kinds=("questions",), rank=55,
+    lambda c: across_configs(c.program, c.observations, c.eager), kinds=("questions", "tensors"), rank=55,
     replay_input=_no_input, compares="fresh-env"))

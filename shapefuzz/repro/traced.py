@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shapefuzz.program.codegen import function_source, inputs_source
-from shapefuzz.repro import common
+from shapefuzz.repro import common, traced_history
 from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
 
 __all__ = ["check", "issue", "line_limit", "reduction"]
@@ -49,7 +49,10 @@ def _plan(case) -> _Plan:
 def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a trace that raises by
     the instruction that raised (a spurious DDE's too: a cut that drops the fact deciding it
-    exits 0, and the full form stays), an output check by its outputs."""
+    exits 0, and the full form stays), an output check by its outputs; a history form (two
+    ShapeEnvs side by side, shapefuzz/repro/traced_history.py) as a trace that raises."""
+    if common.compares(case.finding) == "fresh-env":
+        return "raise"  # the shortest prefix that still fails keeps the earlier question
     return "raise" if _plan(case).check == "raises" else "outputs"
 
 
@@ -58,12 +61,14 @@ def line_limit(case) -> int:
     the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
     shapes evaluated, settings patched)."""
     plan = _plan(case)
-    proof = common.compares(case.finding) == "proof"  # the z3 proof is a helper
+    proof = common.compares(case.finding) in ("proof", "fresh-env")  # the z3 proof / the fresh env is a helper
     return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof) else 60
 
 
 def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
+    if common.compares(f) == "fresh-env":
+        return traced_history.issue(case, torch_version)
     plan = _plan(case)
     s = common.settings_of(f.system, f.config)
     lines = _doc_lines(case, plan)
@@ -219,7 +224,7 @@ def check(case, torch_version: str = "") -> str:
     """Today's full harness: both traces written out, the trace's own acceptance of the input
     (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
     f, p = case.finding, case.program
-    if f.oracle == "specialization" or common.compares(f) == "proof":  # the issue form is the whole check
+    if f.oracle == "specialization" or common.compares(f) in ("proof", "fresh-env"):  # the issue form is the whole check
         return issue(case, torch_version)
     forced = frozenset(case.fallback_branches)
     s = common.settings_of(f.system, f.config)

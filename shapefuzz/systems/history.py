@@ -45,6 +45,10 @@ class HistoryRecord:
     live: tuple[str, str]  # (answer, how); ("", "dde") for a data-dependent error
     fresh: tuple[str, str]  # the same in the fresh env; ("", "error") when its replay failed
     why: str = ""  # the fresh run's exception, when there was one
+    #: tensor traces (shapefuzz.systems.trace_history): the answer at the run's values ('' when
+    #: not known; question programs carry their truth) and the public call that asked it
+    concrete: str = ""
+    mode: str = ""
 
 
 def _wanted(program: QProgram, live: Live) -> list[tuple[int, int]]:

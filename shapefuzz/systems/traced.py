@@ -16,6 +16,7 @@ import torch.fx.experimental._config as fxx
 from torch.fx.experimental import symbolic_shapes as ss
 
 from shapefuzz.program import InputSpec, Program, interp
+from shapefuzz.systems import trace_history
 from shapefuzz.systems.claims import (
     check_claims,
     dde_check,
@@ -117,14 +118,17 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     t0 = time.perf_counter()
     rec = DecisionRecorder()
     on_branch, fallbacks = branch_recorder(program)
+    asked: list = []  # Note [tensor history replay]: the fallbacks and the DDE, with their facts
     try:
         with rec.active(), interp.recording() as envs:
-            tr = trace_fn(on_branch)
+            tr = trace_history.run_with(lambda: trace_fn(on_branch), asked)
     except Exception as e:
         # oracle 7: was the DDE deserved, by the facts torch held when it raised?
         axioms, smt = tensor_dde(program, e, envs[-1] if envs else None, fallbacks())
+        history = trace_history.replay(asked, run_values(program, envs[-1] if envs else None,
+                                                         fallbacks()) if asked else {})
         return Observation(system, config, classify(e), tuple(rec.decisions), axioms=axioms, smt=smt,
-                           elapsed_s=time.perf_counter() - t0)
+                           history=history, elapsed_s=time.perf_counter() - t0)
     forced = fallbacks()
     real = interp.make_inputs(program.inputs)
     binder = BindingRecorder(tr.gm, tr.se)
@@ -147,7 +151,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         diverges=first_divergence(program, envs[-1] if envs else None, binding, forced),
         reference=reference_run(program, program.inputs, forced),
         artifact=artifact, replays=replays, axioms=axioms, smt=smt, specialized=tr.specialized,
-        elapsed_s=time.perf_counter() - t0)
+        history=trace_history.replay(asked, binding), elapsed_s=time.perf_counter() - t0)
 
 
 def first_divergence(program: Program, traced_env: list | None, binding: dict, forced) -> tuple[str, ...]:

@@ -21,7 +21,7 @@ from shapefuzz.oracles.spurious_dde import expr_class
 from shapefuzz.program import ProgramError, Ref
 from shapefuzz.program.questions import QInstr, QProgram, truth
 from shapefuzz.repro import repro_source
-from shapefuzz.strategies import qprograms
+from shapefuzz.strategies import programs, qprograms
 from shapefuzz.systems.patching import patched
 from shapefuzz.systems.ref.system import RefSystem
 from shapefuzz.systems.torch_env import TorchEnvSystem
@@ -237,3 +237,117 @@ def test_history_quiet_when_the_fresh_claim_is_wrong():
     wrong = HistoryRecord(1, "u0 >= 3", ("True", "fallback"), ("False", "static"))
     assert [f.kind for f in history_findings(p, replace(base, history=(right,)))] == ["stale-fallback"]
     assert history_findings(p, replace(base, history=(wrong,))) == []
+
+
+# ---- tensor programs (Note [tensor history replay] in shapefuzz/systems/trace_history.py) --------
+def _tensor(mode: str, last: str | None = None):
+    """u = x.sum().item() (5); a `mode` branch on u >= 3; torch._check(u >= 4); the same branch
+    (or a `last` one) again: the check decides the second question."""
+    from _helpers import I, R, inp, prog
+
+    x = inp([2, 2, 1], dims=("static",))
+    return prog([x], [I("item", R(0), "sum"), I("branch", mode, "max", R(1), 3),
+                      I("check", ">=", R(1), 4, n_out=0), I("branch", last or mode, "max", R(1), 3)])
+
+
+def tensor_findings(p, system):
+    from shapefuzz.systems.eager import EagerSystem
+    from shapefuzz.systems.export import ExportSystem
+    from shapefuzz.systems.make_fx import MakeFxSystem
+
+    obs = {"make_fx": MakeFxSystem, "export": ExportSystem}[system]().observe(p, "default", ())
+    eager = EagerSystem().observe(p, "default", ())
+    return obs, [f for f in check_all(p, eager, [obs]) if f.oracle == "history"]
+
+
+@contextlib.contextmanager
+def stale_dde():
+    """Plant: once guard_or_* fell back on an expression, that ShapeEnv raises a data-dependent
+    error on bool() of it, whatever it learned since (a per-env negative cache never cleared)."""
+    orig, fell = ShapeEnv.evaluate_sym_node, {}
+
+    def remembering(self, node, size_oblivious=False, fallback_value=None):
+        seen, expr = fell.setdefault(id(self), (self, set()))[1], node.expr  # `expr`: as torch's raise sites name it
+        if fallback_value is None and expr in seen:
+            raise self._make_data_dependent_error(expr, expr)
+        r = orig(self, node, size_oblivious, fallback_value)
+        if fallback_value is not None and r == fallback_value:
+            seen.add(node.expr)
+        return r
+
+    with patched(ShapeEnv, "evaluate_sym_node", remembering):
+        yield
+
+
+def tensor_repro(f, p, tmp_path) -> tuple[int, str, int]:
+    code, out = run_repro(f, p, tmp_path)
+    return code, out, len((tmp_path / "repro.py").read_text().splitlines())
+
+
+@pytest.mark.parametrize("system", ["make_fx", "export"])
+def test_tensor_history_fires_on_a_stale_static_cache_and_its_repro_confirms(system, tmp_path):
+    p = _tensor("statically_known_true")
+    with stale_cache():
+        obs, (f,) = tensor_findings(p, system)
+        code, out, n = tensor_repro(f, p, tmp_path)
+    assert f.kind == "stale-fallback" and f.system == system and f.severity == "medium"
+    assert f.key == f"history:stale-fallback:{system}:default:Cmp[]:statically_known_true"
+    assert "statically_known_true(u0 >= 3)" in f.detail and "at the run's values it is True" in f.detail
+    assert code == 1 and "BUG" in out and "('True', 'static')" in out, out
+    assert n <= 70  # over the 60 of DESIGN: the trace setup, the program and the fresh env (left to do)
+    # unmodified torch: the check decides the second question live too; no record is stale
+    obs, found = tensor_findings(p, system)
+    assert found == [] and [r.fresh for r in obs.history] == [("False", "fallback")]
+    assert run_repro(f, p, tmp_path)[0] == 0
+
+
+@pytest.mark.parametrize("system", ["make_fx", "export"])
+def test_tensor_history_fires_on_a_stale_dde_and_its_repro_confirms(system, tmp_path):
+    p = _tensor("guard_or_false", last="if")  # bool() is another lru_cache key than guard_or_false
+    with stale_dde():
+        obs, (f,) = tensor_findings(p, system)
+        code, out, _ = tensor_repro(f, p, tmp_path)
+    assert obs.outcome.kind == "dde" and f.kind == "stale-dde" and ":bool" in f.key
+    assert code == 1 and "got (live ShapeEnv): a data-dependent error" in out, out
+    assert tensor_findings(p, system)[1] == []  # unmodified torch decides it
+    assert run_repro(f, p, tmp_path)[0] == 0
+
+
+@pytest.mark.xfail(strict=True, reason="torch 2.13: guard_or_false(u0 >= 3) traced before "
+                   "torch._check(u0 >= 4) still falls back after it in make_fx and export (the "
+                   "lru_cache of ShapeEnv._inner_evaluate_expr; corpus/stale-guard-or-false-history-"
+                   "torch-env on question programs); a fix turns this red")
+@pytest.mark.parametrize("system", ["make_fx", "export"])
+def test_tensor_history_guard_or_false_after_a_new_fact(system):
+    assert tensor_findings(_tensor("guard_or_false"), system)[1] == []
+
+
+def test_tensor_history_quiet_when_the_fresh_claim_is_not_the_concrete_answer():
+    from dataclasses import replace
+
+    from shapefuzz.oracles.history import across_configs
+    from shapefuzz.systems.eager import EagerSystem
+    from shapefuzz.systems.history import HistoryRecord
+
+    p = _tensor("statically_known_true")
+    obs, _ = tensor_findings(p, "make_fx")
+    eager = EagerSystem().observe(p, "default", ())
+    rec = HistoryRecord(1, "u0 >= 3", ("False", "fallback"), ("True", "static"), "", "True", "statically_known_true")
+    assert [f.kind for f in across_configs(p, [replace(obs, history=(rec,))], eager)] == ["stale-fallback"]
+    for bad in (replace(rec, concrete="False"), replace(rec, concrete="")):  # wrong, or not known
+        assert across_configs(p, [replace(obs, history=(bad,))], eager) == []
+    invalid = replace(eager, outcome=replace(eager.outcome, kind="error"))  # a false check: no facts to trust
+    assert across_configs(p, [replace(obs, history=(rec,))], invalid) == []
+
+
+
+
+@given(p=programs(max_ops=6))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+def test_tensor_history_findings_on_generated_programs_are_confirmed(p, tmp_path_factory):
+    """Unmodified torch: any history finding make_fx meets on a generated program is confirmed
+    by its issue form (the replay and the repro ask the fresh env with the same functions)."""
+    obs, found = tensor_findings(p, "make_fx")
+    assert all(r.fresh[1] != "error" or r.why for r in obs.history)
+    for f in found:
+        assert run_repro(f, p, tmp_path_factory.mktemp("h"))[0] == 1, f.detail

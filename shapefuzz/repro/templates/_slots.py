@@ -37,6 +37,14 @@ BACKEND: str
 SETTINGS: Any
 
 
+# a tensor history finding (templates/traced_history.py): the question, its asker, the live answer
+EXPR: str
+ASK: Callable[[Any], Any]
+LIVE: str
+known_to: Callable[[Any], tuple]
+fresh_answer: Callable[..., tuple[str, str]]
+
+
 def TRACE() -> Any:  # a block's placeholder for the public call (Note [repro templates])
     raise NotImplementedError
 

@@ -1,0 +1,51 @@
+"""The issue form of a history finding on a tensor program (oracle shapefuzz.oracles.history,
+Note [tensor history replay]): the program traced with the finding's public call (the marked
+fake inputs of make_fx, export's dynamic_shapes, as shapefuzz/repro/traced.py writes them) while
+each fallback on the finding's expression records what the live ShapeEnv knew; then a fresh
+ShapeEnv gets only that (known_to / fresh_env / fresh_answer, pasted from
+shapefuzz/systems/trace_history.py: the campaign's own code) and is asked the same question."""
+
+from __future__ import annotations
+
+from shapefuzz.program.codegen import function_source
+from shapefuzz.repro import common
+from shapefuzz.repro.templates import traced_history as template
+from shapefuzz.systems import trace_history
+
+__all__ = ["asked_of", "issue"]
+
+#: the public call of each recorded mode, as the script names it
+ASKERS = {"guard_or_false": "guard_or_false", "guard_or_true": "guard_or_true", "int": "int", "bool": "bool",
+          "statically_known_true": "statically_known_true", "size_oblivious": "guard_size_oblivious"}
+_EXITS = ("Exits 1 while a fresh ShapeEnv holding what the live one knew answers sharper than the "
+          "live one did, 0 once they agree (or the trace no longer meets the question), 2 for no verdict.")
+
+
+def asked_of(detail: str) -> tuple[str, str, str]:
+    """(mode, expr, live answer) from the lines shapefuzz.oracles.history writes into the detail."""
+    lines = dict(x.split(": ", 1) for x in detail.split("\n")[1:] if ": " in x)
+    mode = lines.get("asked", "")
+    if mode not in ASKERS:
+        raise ValueError(f"a tensor history finding names no recorded call ({mode!r}): re-run the campaign")
+    return mode, lines.get("expr", ""), lines.get("live", "")
+
+
+def issue(case, torch_version: str = "") -> str:
+    from shapefuzz.repro import traced
+
+    f, p = case.finding, case.program
+    plan, s = traced._plan(case), common.settings_of(f.system, f.config)
+    mode, expr, live = asked_of(f.detail)
+    static = mode == "statically_known_true" or (mode.startswith("guard_or") and s.fx.get("backed_size_oblivious"))
+    block = "dde" if not live else "undecided" if static else "fallbacks"
+    parts = [function_source(p, "f"), common.inputs_line(p.inputs), *common.fx_lines(common.fx_switches(case, s.fx)),
+             *traced._trace_setup(case, plan, s),
+             f"EXPR, ASK, LIVE = {expr!r}, {ASKERS[mode]}, {live!r}  # the question, its call, the live answer\n",
+             *[common.function(trace_history, n) for n in ("known_to", "fresh_env", "fresh_answer")],
+             common.block(template, block, traced._trace_call(case, plan, s, bind=False)),
+             common.block(template, "compare")]
+    imports = [*traced._imports(), *common.imports_of(trace_history), *common.imports_of(template),
+               "from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, "
+               "guard_size_oblivious, statically_known_true"]
+    lines = (common.safe(f.detail.split("\n")[0], 600),)
+    return common.script(common.doc(case, torch_version, lines, exits=_EXITS), imports, parts)
