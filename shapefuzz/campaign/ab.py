@@ -196,6 +196,13 @@ class ABPool:
         return self.cand.size
 
     @property
+    def first_ready_s(self) -> float:
+        """What an A/B repro.py's two interpreters take to start side by side (Note [background
+        confirmation]): the slower of the two pools' first start-up, each measured while the other
+        pool started too."""
+        return max(self.cand.first_ready_s, self.base.first_ready_s)
+
+    @property
     def restarts(self) -> int:
         return self.cand.restarts + self.base.restarts
 

@@ -102,3 +102,15 @@ def test_baseline_environment():
     assert b.environ({"PYTHONPATH": "/p", "HOME": "/h"}) == {"HOME": "/h", "FOO": "1"}
     assert Baseline.from_json(b.to_json()) == b
     assert "-u PYTHONPATH" in b.command("repro.py")
+
+
+def test_the_pair_of_pools_starts_as_slowly_as_its_slower_side():
+    """The confirmation estimate before any was measured (Note [background confirmation]): an A/B
+    repro.py starts both interpreters, so the slower pool's first start-up, not the candidate's."""
+    from types import SimpleNamespace
+
+    from shapefuzz.campaign.ab import ABPool
+
+    pool = ABPool(SimpleNamespace(first_ready_s=3.0, times="cand"), SimpleNamespace(first_ready_s=7.5),
+                  Baseline("/x/python", (("PYTHONPATH", ""),)))
+    assert pool.first_ready_s == 7.5 and pool.times == "cand"
