@@ -203,12 +203,12 @@ def dde_check(expr: Any, facts: list, settings: SmtSettings = DEFAULT_SETTINGS) 
         return None
     if not isinstance(e, sympy.logic.boolalg.Boolean) or not e.free_symbols:
         return None
-    facts = _sympify_all(facts)
-    yes = prove(_relevant(facts, e), e, settings)
+    facts, ask = _sympify_all(facts), _Prover(settings)  # the configs of a program ask alike
+    yes = ask(facts, e)
     if yes.status == "unsat":
         return SmtCheck("spurious-dde", -1, str(e), "unsat", "the facts prove it true",
                         elapsed_ms=yes.elapsed_ms)
-    no = prove(_relevant(facts, e), sympy.Not(e), settings)
+    no = ask(facts, sympy.Not(e))
     t = yes.elapsed_ms + no.elapsed_ms
     if no.status == "unsat":
         return SmtCheck("spurious-dde", -1, str(e), "unsat", "the facts prove it false", elapsed_ms=t)

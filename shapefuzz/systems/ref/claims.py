@@ -25,6 +25,7 @@ from shapefuzz.program import InputSpec
 from shapefuzz.systems.claims import check_claims, dde_check, replay_bounds
 from shapefuzz.systems.observation import ReplayRecord, RunResult
 from shapefuzz.systems.ref.evaluate import DataDependentError
+from shapefuzz.systems.ref.exprs import text
 
 __all__ = ["Z3_CONFIGS", "tensor_axioms", "tensor_claims"]
 
@@ -50,13 +51,13 @@ def tensor_claims(program, tr, config: str, replay) -> tuple[tuple, tuple]:
     """(axioms as text, z3 checks). `replay(specs) -> (TensorTrace, binding)` runs ref and eager
     on other inputs under the same config."""
     axioms = tensor_axioms(program, tr)
-    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    shown = tuple((at, kind, text(e)) for at, kind, e in axioms)
     if config not in Z3_CONFIGS:
-        return text, ()
+        return shown, ()
     facts = [e for _, _, e in axioms]
     if tr.failure is not None:
         c = dde_check(tr.failure.expr, facts) if isinstance(tr.failure, DataDependentError) else None
-        return text, ((c,) if c is not None else ())
+        return shown, ((c,) if c is not None else ())
     binding = {**tr.env.backed_hints, **tr.binding}
     syms = set().union(*(e.free_symbols for e in facts)) if facts else set()
     bounds = replay_bounds(syms | set(binding), binding)
@@ -66,7 +67,7 @@ def tensor_claims(program, tr, config: str, replay) -> tuple[tuple, tuple]:
 
     decisions = list(tr.shapes.decisions)
     checks = check_claims(decisions, axioms, facts, set(), bounds, realize=realize)
-    return text, tuple(checks)
+    return shown, tuple(checks)
 
 
 def _confirm(program, tr, k: int, claim, model: dict, replay):

@@ -17,7 +17,7 @@ from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings
 from shapefuzz.systems.ref.env import Node, RefEnv, concrete
 from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
 from shapefuzz.systems.ref.execute import Trace, run
-from shapefuzz.systems.ref.exprs import expr_str as _expr_str
+from shapefuzz.systems.ref.exprs import expr_str, text
 from shapefuzz.systems.ref.settings import settings_for
 
 __all__ = ["RefSystem", "observation", "ref_checks"]
@@ -49,7 +49,6 @@ def _with_elapsed(obs: Observation, elapsed: float) -> Observation:
 def observation(system: str, config: str, program: QProgram, trace: Trace) -> Observation:
     env = trace.env
     exprs = [_final_expr(env, n) for n in trace.nodes]
-    expr_str = _memo_str()
     binding = _binding(program, env)
     subs = {s: sympy.Integer(v) for s, v in binding.items()}
     return Observation(
@@ -65,32 +64,12 @@ def observation(system: str, config: str, program: QProgram, trace: Trace) -> Ob
     )
 
 
-_SHOWN: dict = {}  # expression -> its string, shared by the observations of this process
-
-
-def _memo_str():
-    """expr_str, remembering each expression's string: questions and values repeat expressions
-    (within a trace, and across the configs of one program, which print the same expressions),
-    and printing a long sum is the costliest part of an observation."""
-    if len(_SHOWN) > 50_000:  # a bound on memory over a long campaign
-        _SHOWN.clear()
-    memo = _SHOWN
-
-    def show(e: sympy.Basic) -> str:
-        s = memo.get(e)
-        if s is None:
-            s = memo[e] = _expr_str(e)
-        return s
-
-    return show
-
-
 def _outcome(failure: Exception | None) -> Outcome:
     if failure is None:
         return Outcome("ok")
     if isinstance(failure, DataDependentError):
         return Outcome("dde", "GuardOnDataDependentSymNode", str(failure), "",
-                       _expr_str(failure.expr))
+                       expr_str(failure.expr))
     if isinstance(failure, CheckFailed):
         return Outcome("error", "RuntimeError", str(failure))
     return Outcome("error", type(failure).__name__, str(failure))
@@ -132,18 +111,18 @@ def ref_checks(program, trace, settings: SmtSettings = DEFAULT_SETTINGS) -> tupl
             final.append(sympy.Ge(sym, int(r.lo)))
         if r is not None and r.hi not in (-math.inf, math.inf):
             final.append(sympy.Le(sym, int(r.hi)))
-    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    shown = tuple((at, kind, text(e)) for at, kind, e in axioms)
     f = trace.failure
     if f is not None:
         expr = getattr(f, "expr", None)
         if isinstance(f, DataDependentError) and expr is not None:
             c = dde_check(expr, final, settings)
-            return text, ((c,) if c is not None else ())
-        return text, ()
+            return shown, ((c,) if c is not None else ())
+        return shown, ()
     defs = [v for _, v in program.definitions()]
     leaves = [env.expr_of(trace.nodes[v]) for ins, v in zip(program.instrs, defs)
               if ins.op in ("backed", "unbacked")]
     decisions = [(a.expr, a.value, a.how) for a in trace.answers]
     binding = _binding(program, env)
-    return text, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings)
+    return shown, tuple(question_checks(program, decisions, axioms, final, leaves, binding, settings)
                        + hint_sanity(env.guards, binding))

@@ -25,6 +25,7 @@ from shapefuzz.ops.branch import Branch
 from shapefuzz.program import InputSpec, Program, Ref
 from shapefuzz.systems.ref.env import RefEnv
 from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
+from shapefuzz.systems.ref.exprs import expr_str
 from shapefuzz.systems.ref.settings import RefSettings
 from shapefuzz.systems.ref.shapes import RuleError, Shapes, SymInt, SymTensor
 
@@ -172,7 +173,6 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     from shapefuzz.program import interp
     from shapefuzz.systems.common import first_line
     from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult
-    from shapefuzz.systems.ref.system import _memo_str
 
     try:
         tr = run_tensors(program, settings, interp.make_inputs(program.inputs))
@@ -180,7 +180,7 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
         skipped = RunResult(False, f"NoShapeRule: {e}")
         return Observation(system, config, Outcome("ok", "NoShapeRule", str(e)),
                            reference=skipped, artifact=skipped, log=(f"skipped: {e}",))
-    env, show = tr.env, _memo_str()
+    env, show = tr.env, expr_str
     outcome = _tensor_outcome(tr.failure) if tr.failure is not None else Outcome("ok")
     decisions = tuple(Decision(show(e), str(a), how) for e, a, how in tr.shapes.decisions)
     facts = {"guards": tuple(show(g) for g in env.guards),
