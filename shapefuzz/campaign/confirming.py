@@ -32,6 +32,18 @@ def _digest(case_dir: Path) -> str:
         return ""
 
 
+def _reducible(case_dir: Path) -> bool:
+    """Whether confirm_reduced (repro/trial.py) may reduce this case's issue form."""
+    try:
+        from shapefuzz.cases.corpus import load_case
+        from shapefuzz.repro.trial import worth_reducing
+
+        case = load_case(case_dir)
+        return case.issue_cut is None and worth_reducing(case)
+    except Exception:  # an unreadable case: treated as reducible, the cautious cap
+        return True
+
+
 class Confirmer:
     #: seconds one confirmation is assumed to take before any was measured
     FIRST_GUESS_S = 8.0
@@ -72,7 +84,7 @@ class Confirmer:
         if left <= 0.5:
             return False, True
         t = time.monotonic()
-        ok = self.confirm_fn(job[2], self._timeout(left))
+        ok = self.confirm_fn(job[2], self._timeout(left, job[2]))
         took = time.monotonic() - t
         job[1] = _digest(job[2])  # what it confirmed (a reduced issue form, maybe)
         with self._lock:
@@ -82,12 +94,14 @@ class Confirmer:
     #: confirm_reduced (repro/trial.py) reduces the issue form only with this much time or more
     REDUCE_MIN_S = 30.0
 
-    def _timeout(self, left: float) -> float:
+    def _timeout(self, left: float, case_dir: Path) -> float:
         """Time for one confirmation. A reduction (a trial interpreter, then up to two standalone
         runs) needs about three confirmations' time: when the deadline leaves less, the full form
         is confirmed alone, under REDUCE_MIN_S (a --budget 60 run under load gave a reduction
-        34 s, and the finding was cut at the deadline unconfirmed)."""
-        if left < 3.5 * self.estimate_s():
+        34 s, and the finding was cut at the deadline unconfirmed). A case that is not reduced
+        anyway (an A/B finding's two-interpreter repro.py took 30-60 s at load 12) keeps the
+        time the deadline leaves."""
+        if left < 3.5 * self.estimate_s() and _reducible(case_dir):
             return min(left, self.REDUCE_MIN_S - 1.0)
         return min(left, self.MAX_S)
 

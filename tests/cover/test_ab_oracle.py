@@ -114,3 +114,21 @@ def test_the_pair_of_pools_starts_as_slowly_as_its_slower_side():
     pool = ABPool(SimpleNamespace(first_ready_s=3.0, times="cand"), SimpleNamespace(first_ready_s=7.5),
                   Baseline("/x/python", (("PYTHONPATH", ""),)))
     assert pool.first_ready_s == 7.5 and pool.times == "cand"
+
+
+def test_an_ab_confirmation_is_not_cut_to_the_reducer_s_share(tmp_path):
+    """An A/B repro.py is never reduced (repro/ab.py has no reduction), so a short deadline does
+    not cap it at REDUCE_MIN_S as it caps a case that might be (Note [background confirmation])."""
+    import time
+
+    from shapefuzz.campaign.confirming import Confirmer
+    from shapefuzz.cases.corpus import Case, save_case
+
+    (f,) = ab(obs("False", "fallback"), obs("True", "static"))
+    d = save_case(tmp_path, Case(f, P, None), "print(1)\n", "")
+    seen: list[float] = []
+    c = Confirmer(lambda d, t: seen.append(t) or True, time.monotonic() + 40.0)
+    c.hint = lambda: 12.0  # 40 s left < 3.5 x 12 s: a reducible case would get < REDUCE_MIN_S
+    c.results({"sig": d})
+    c.close()
+    assert seen and seen[0] > Confirmer.REDUCE_MIN_S
