@@ -80,24 +80,39 @@ _PROBE = ("import json, sys; sys.path.insert(0, {root!r}); "
 def probe(python: str, env: Mapping[str, str], timeout_s: float = 300.0) -> dict:
     """build_info() of `python` under `env`. Raises BadInput (one line) when it cannot
     import torch or shapefuzz."""
+    return _probe_result(_start_probe(python, env), python, timeout_s)
+
+
+def _start_probe(python: str, env: Mapping[str, str]) -> subprocess.Popen:
     try:
-        r = subprocess.run([python, "-c", _PROBE.format(root=SOURCE_ROOT)], env=dict(env),
-                           capture_output=True, text=True, timeout=timeout_s, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as e:
+        return subprocess.Popen([python, "-c", _PROBE.format(root=SOURCE_ROOT)], env=dict(env),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                stdin=subprocess.DEVNULL)
+    except OSError as e:
         raise BadInput(f"--baseline-python {python}: cannot run it ({type(e).__name__}: {e})") from None
-    if r.returncode != 0:
-        last = (r.stderr.strip().splitlines() or ["no output"])[-1][:200]
+
+
+def _probe_result(p: subprocess.Popen, python: str, timeout_s: float) -> dict:
+    try:
+        out, err = p.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired as e:
+        p.kill()
+        p.communicate()
+        raise BadInput(f"--baseline-python {python}: cannot run it ({type(e).__name__}: {e})") from None
+    if p.returncode != 0:
+        last = (err.strip().splitlines() or ["no output"])[-1][:200]
         raise BadInput(f"the baseline ({python}) cannot import torch and shapefuzz ({last}); "
                        f"check `{python} -c 'import torch'` under the baseline environment")
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def check_baseline(baseline: Baseline, timeout_s: float = 300.0) -> tuple[dict, dict]:
     """(candidate probe, baseline probe); BadInput when the baseline is unusable or is the
     candidate itself: the same torch build with no environment difference."""
     env = baseline.environ(os.environ)
+    started = _start_probe(baseline.python, env)  # its torch import overlaps this process's
     cand = build_info()
-    base = probe(baseline.python, env, timeout_s)
+    base = _probe_result(started, baseline.python, timeout_s)
     if base["shapefuzz"] != cand["shapefuzz"]:
         raise BadInput(f"the baseline imports shapefuzz from {base['shapefuzz']}, not from "
                        f"{cand['shapefuzz']}; remove that copy from its environment")
