@@ -174,3 +174,48 @@ def test_the_cli_flag_reaches_the_campaign_settings(monkeypatch, tmp_path):
         assert r.exit_code == 0, r.output
         assert seen[-1].coverage_feedback is want
         assert run._campaign_settings(seen[-1]).coverage_feedback is want
+
+
+class PlantedPool(FakePool):
+    """From its 61st program on (after the round's optimiser pass began, at 50), ref fails on
+    every tensor program of 4 instructions or more: a finding that needs the round replayed."""
+
+    def __init__(self):
+        super().__init__()
+        self.n = 0
+
+    def _obs(self, job):
+        from shapefuzz.systems.observation import Observation, Outcome
+
+        if job.system == "ref" and self.n > 60 and len(json.loads(job.program_json)["instrs"]) >= 4:
+            return Observation(job.system, job.config, Outcome("error", "IndexError", "planted"))
+        return run_job(job)
+
+    def submit(self, tag, jobs) -> None:
+        self.n += 1
+        super().submit(tag, jobs)
+        self._done[tag] = [self._obs(j) for j in jobs]
+
+    def run_many(self, jobs) -> list:
+        return [self._obs(j) for j in jobs]
+
+
+def _planted_campaign() -> Campaign:
+    cfg = CampaignSettings((("ref", "default"),), budget_s=600.0, max_examples=70, seed=3,
+                           coverage_feedback=True, shrink_budget_s=5.0)
+    camp = Campaign(cfg, PlantedPool()).run()
+    assert camp.bugs and min(b.first_program for b in camp.bugs.values()) > 50  # met after the
+    # optimiser pass began: replaying its round needs the scores
+    return camp
+
+
+def test_shrinking_replays_the_round_with_its_scores_so_the_finding_shrinks(monkeypatch):
+    # a shrink step runs only once the replay met the finding's program again (Note [rounds])
+    assert _planted_campaign().stats.shrink_runs > 0
+    told_only_fresh = Feedback.tell
+
+    def forgetful(self, i, pool=None, tag=None):  # a replay that does not re-tell the scores
+        return told_only_fresh(self, i, pool, tag) if pool is not None else None
+
+    monkeypatch.setattr(Feedback, "tell", forgetful)
+    assert _planted_campaign().stats.shrink_runs == 0  # generation diverged: nothing to shrink
