@@ -2,10 +2,12 @@
 Note [tensor history replay]): the program traced with the finding's public call (the marked
 fake inputs of make_fx, export's dynamic_shapes, as shapefuzz/repro/traced.py writes them) while
 each fallback on the finding's expression records what the live ShapeEnv knew; then a fresh
-ShapeEnv gets only that (known_to / fresh_env / fresh_answer, pasted from
+ShapeEnv gets only that (known_to / fresh_answer, pasted from
 shapefuzz/systems/trace_history.py: the campaign's own code) and is asked the same question."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
@@ -35,13 +37,15 @@ def issue(case, torch_version: str = "") -> str:
 
     f, p = case.finding, case.program
     plan, s = traced._plan(case), common.settings_of(f.system, f.config)
+    if f.system == "make_fx":  # static dims as make_fx's fake mode traces them: marked only when needed
+        plan = replace(plan, marked=bool(s.env_kwargs) or {d for x in p.inputs for d in x.dims} != {"static"})
     mode, expr, live = asked_of(f.detail)
     static = mode == "statically_known_true" or (mode.startswith("guard_or") and s.fx.get("backed_size_oblivious"))
     block = "dde" if not live else "undecided" if static else "fallbacks"
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), *common.fx_lines(common.fx_switches(case, s.fx)),
              *traced._trace_setup(case, plan, s),
              f"EXPR, ASK, LIVE = {expr!r}, {ASKERS[mode]}, {live!r}  # the question, its call, the live answer\n",
-             *[common.function(trace_history, n) for n in ("known_to", "fresh_env", "fresh_answer")],
+             *[common.function(trace_history, n) for n in ("known_to", "fresh_answer")],
              common.block(template, block, traced._trace_call(case, plan, s, bind=False)),
              common.block(template, "compare")]
     imports = [*traced._imports(), *common.imports_of(trace_history), *common.imports_of(template),

@@ -34,7 +34,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDepende
 
 from shapefuzz.systems.history import HistoryRecord
 
-__all__ = ["MAX_ASKED", "Asked", "dde_snapshot", "fresh_answer", "fresh_env", "known_to", "recording", "replay", "run_with",
+__all__ = ["MAX_ASKED", "Asked", "dde_snapshot", "fresh_answer", "known_to", "recording", "replay", "run_with",
            "snapshot"]
 
 MAX_ASKED = 16
@@ -57,22 +57,17 @@ def known_to(se):  # what `se` knows now: (se, ranges, size-like marks, guards t
     return se, dict(se.var_to_range), set(se.size_like), [g.expr for g in se.guards] + [a.expr for x in se.deferred_runtime_asserts.values() for a in x]
 
 
-def fresh_env(known, expr):  # a fresh ShapeEnv given only `known` (facts over floats left out), and expr in it
-    live, ranges, size_like, facts = known
+def fresh_answer(known, ask, expr, live):  # (answer, how) of ask(expr) in a fresh ShapeEnv given only `known` (facts over floats left out)
+    env, ranges, size_like, facts = known
     facts = [f for f in facts if all(s.name[0] in "su" for s in f.free_symbols)]
     assert all(s.name[0] in "su" for s in expr.free_symbols), f"{expr}: a symbol that is not a size or an unbacked int"
-    se, syms = ShapeEnv(**{k: getattr(live.settings, k) for k in type(live.settings).__dataclass_fields__}), expr.free_symbols.union(*(f.free_symbols for f in facts))
-    to = {s: se.create_symbol(int(live.backed_var_to_val[s]), ConstantSource(str(s)), DimDynamic.DYNAMIC, do_not_specialize_zero_one=True) if s in live.backed_var_to_val else se.create_unbacked_symint().node.expr for s in sorted(syms, key=str)}
+    se, syms = ShapeEnv(**{k: getattr(env.settings, k) for k in type(env.settings).__dataclass_fields__}), expr.free_symbols.union(*(f.free_symbols for f in facts))
+    to = {s: se.create_symbol(int(env.backed_var_to_val[s]), ConstantSource(str(s)), DimDynamic.DYNAMIC, do_not_specialize_zero_one=True) if s in env.backed_var_to_val else se.create_unbacked_symint().node.expr for s in sorted(syms, key=str)}
     se.var_to_range.update({t: ranges[s] for s, t in to.items() if s in ranges})
     se.size_like.update(t for s, t in to.items() if s in size_like)
     se._update_version_counter()  # the ranges set by hand are news to its caches
     [se.guard_or_defer_runtime_assert(f.xreplace(to), "a fact of the live run") for f in facts]
-    return se, expr.xreplace(to)
-
-
-def fresh_answer(known, ask, expr, live):  # (answer, how) of ask(expr) in a fresh env holding `known`, no earlier question
-    se, q = fresh_env(known, expr)
-    n = len(se.guards) + se.num_deferred_runtime_asserts
+    q, n = expr.xreplace(to), len(se.guards) + se.num_deferred_runtime_asserts
     try:
         got = str(ask(se.create_symboolnode(q) if q.is_Relational or q.is_Boolean else se.create_symintnode(q, hint=None)))
     except GuardOnDataDependentSymNode:

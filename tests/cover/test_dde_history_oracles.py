@@ -294,7 +294,7 @@ def test_tensor_history_fires_on_a_stale_static_cache_and_its_repro_confirms(sys
     assert f.key == f"history:stale-fallback:{system}:default:Cmp[]:statically_known_true"
     assert "statically_known_true(u0 >= 3)" in f.detail and "at the run's values it is True" in f.detail
     assert code == 1 and "BUG" in out and "('True', 'static')" in out, out
-    assert n <= 70  # over the 60 of DESIGN: the trace setup, the program and the fresh env (left to do)
+    assert n <= 60
     # unmodified torch: the check decides the second question live too; no record is stale
     obs, found = tensor_findings(p, system)
     assert found == [] and [r.fresh for r in obs.history] == [("False", "fallback")]

@@ -1,5 +1,5 @@
 """Issue-form pieces of a history finding on a tensor program (shapefuzz/repro/traced_history.py
-puts them together with known_to / fresh_env / fresh_answer of shapefuzz/systems/trace_history.py,
+puts them together with known_to / fresh_answer of shapefuzz/systems/trace_history.py,
 the functions the campaign asked the fresh env with; Note [repro templates], Note [tensor history
 replay]): the public call that traces the program stands where `TRACE()` is; each time the live
 ShapeEnv falls back on (or raises on) the finding's expression, what it knew is recorded; then a
@@ -7,6 +7,7 @@ fresh ShapeEnv gets only that and is asked the same question: two ShapeEnvs side
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from typing import TYPE_CHECKING
@@ -22,14 +23,11 @@ def fallbacks():
     """Trace, recording what the live env knew each time guard_or_* answered EXPR by its fallback LIVE."""
     live, evaluate_expr = [], ShapeEnv.evaluate_expr
     def on_eval(se, e, *a, **kw):
-        r = evaluate_expr(se, e, *a, **kw)
-        live.extend([(known_to(se), e)] if str(e) == EXPR and str(kw.get("fallback_value")) == str(bool(r)) == LIVE else [])
-        return r
+        r = evaluate_expr(se, e, *a, **kw)  # then what se knew, when it answered EXPR by the fallback LIVE
+        return live.extend([(known_to(se), e)] if str(e) == EXPR and str(kw.get("fallback_value")) == str(bool(r)) == LIVE else []) or r
     ShapeEnv.evaluate_expr = on_eval
-    try:
+    with contextlib.suppress(Exception):  # what the trace raises after the question is not the point
         TRACE()
-    except Exception as e:  # what the trace raises after the question is not the point
-        print(f"(the trace then raised {type(e).__name__})")
     ShapeEnv.evaluate_expr = evaluate_expr
     return live
 
@@ -38,14 +36,11 @@ def undecided():
     """Trace, recording what the live env knew each time static evaluation left EXPR undecided
     (statically_known_true; guard_or_* under backed_size_oblivious)."""
     live, static_eval = [], ss._static_eval_sym_bool
-    def on_static(x):
-        live.extend([(known_to(x.node.shape_env), x.node.expr)] if (r := static_eval(x)) is None and str(x.node.expr) == EXPR else [])
-        return r
+    def on_static(x):  # static evaluation, then what the env knew when it left EXPR undecided
+        return live.extend([(known_to(x.node.shape_env), x.node.expr)] if (r := static_eval(x)) is None and str(x.node.expr) == EXPR else []) or r
     ss._static_eval_sym_bool = on_static
-    try:
+    with contextlib.suppress(Exception):  # what the trace raises after the question is not the point
         TRACE()
-    except Exception as e:  # what the trace raises after the question is not the point
-        print(f"(the trace then raised {type(e).__name__})")
     ss._static_eval_sym_bool = static_eval
     return live
 
