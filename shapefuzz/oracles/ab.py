@@ -6,6 +6,7 @@ question program's concrete answers, supports; the candidate is always the one b
 
 - regression [critical]: a one-torch oracle (eager agreement, replay, truth, z3 soundness ...)
   finds the candidate contradicting eager where the baseline, on the same program, does not;
+  that one-torch finding is then reported once, as the regression (`supersede`);
 - lost precision [medium]: the candidate raises a data-dependent error or falls back on a
   question the baseline decided (a claim: static, guard or assert);
 - weaker guards [high; critical when the replay disagrees with eager]: an input the candidate's
@@ -38,7 +39,7 @@ from shapefuzz.oracles.findings import Finding
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.systems.observation import Observation, compare_runs
 
-__all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ab_findings", "improvements", "mark"]
+__all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ab_findings", "improvements", "mark", "supersede"]
 
 ORACLE = "ab"
 SLOWDOWN = 2.0
@@ -292,7 +293,16 @@ def improvements(program, eager, cand: Observation, base: Observation) -> list[s
             if dc.how in CLAIMS and db.how == "fallback"][:1]
 
 
+def supersede(found: list[Finding]) -> list[Finding]:
+    """A one-torch finding on the candidate that a regression was made from is reported once, as
+    the regression (its signature's where starts with the inner oracle and kind): shrinking and
+    confirming it twice cost two more A/B runs, each two interpreters."""
+    made_from = {(f.system, f.config, *f.signature.where[:2]) for f in found
+                 if f.oracle == ORACLE and f.kind == "regression"}
+    return [f for f in found if f.oracle == ORACLE or (f.system, f.config, f.oracle, f.kind) not in made_from]
+
+
 ORACLE_OBJ = register(Oracle(
     ORACLE, "critical", "under the same program, the candidate torch must agree with eager wherever "
     "the baseline does, decide what the baseline decides, and guard at least as much (A/B)",
-    ab_findings, rank=95, both_sides=True, repro_family="ab"))
+    ab_findings, rank=95, both_sides=True, repro_family="ab", supersedes=supersede))

@@ -93,6 +93,9 @@ class Oracle:
     repro_family: str = ""
     #: sees an A/B campaign's baseline observations too (every other oracle judges one torch)
     both_sides: bool = False
+    #: check_all's findings -> those left once its own stand for some (the A/B oracle's
+    #: regression stands for the one-torch finding it was made from); None: keeps them all
+    supersedes: Callable[[list[Finding]], list[Finding]] | None = field(default=None)
 
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)
@@ -182,6 +185,8 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
             out += o.check(CheckInput(program, eager, both, None, undefined))
         elif not o.per_observation:
             out += o.check(base)
+    for o in mine:
+        out = o.supersedes(out) if o.supersedes else out
     return [_outside_supported(f) for f in out]
 
 

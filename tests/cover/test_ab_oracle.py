@@ -47,8 +47,11 @@ def test_regression_when_only_the_candidate_contradicts_the_truth():
     (f,) = ab(obs("False", "static", u="u3"), obs("True", "static", u="u0"))
     assert (f.kind, f.severity) == ("regression", "critical")
     assert "truth" in f.key and f.detail.splitlines()[-1] == SPEC  # the repro reads its baseline there
+    # reported once: the truth finding it was made from is not reported beside it
+    assert [g.oracle for g in check_all(P, None, [obs("False", "static"), mark(obs(), SPEC)])] == ["ab"]
     # both wrong: a bug of both builds, the one-torch oracles report it, not A/B
     assert ab(obs("False", "static"), obs("False", "static")) == []
+    assert "truth" in {g.oracle for g in check_all(P, None, [obs("False", "static"), mark(obs("False", "static"), SPEC)])}
 
 
 def test_lost_precision_fallback_and_dde():
