@@ -31,9 +31,10 @@ def kind(monkeypatch):
     return only
 
 
-def _campaign(budget: float, configs=CONFIGS["ref"], max_examples: int | None = None) -> Campaign:
+def _campaign(budget: float, configs=CONFIGS["ref"], max_examples: int | None = None,
+              shrink_s: float = 10) -> Campaign:
     cfg = CampaignSettings(tuple(("ref", c) for c in configs), budget_s=budget, seed=0,
-                           shrink_budget_s=10, max_examples=max_examples)
+                           shrink_budget_s=shrink_s, max_examples=max_examples)
     return Campaign(cfg, lambda jobs: [run_job(j) for j in jobs]).run()
 
 
@@ -78,17 +79,55 @@ def test_a_bug_planted_in_a_shape_rule_is_found(kind, monkeypatch):
 # s1 -> s0 - 2 are equivalent, so the observation is the same up to equivalence, which is what
 # the config differential compares (tests/cover/test_ref.py sees the textual change).
 _EQUIVALENT_ONLY = {"smart-sort"}
+TOGGLE_PLANTS = sorted(set(plants.PLANTED) - _EQUIVALENT_ONLY)
 
 
-@pytest.mark.parametrize("opt", sorted(set(plants.PLANTED) - _EQUIVALENT_ONLY))
-def test_planted_bug_is_found_and_blamed(opt, monkeypatch, kind):
-    kind("questions")
+@pytest.fixture(scope="module")
+def planted_everywhere():
+    """One campaign with every toggle's plant in place at once (a campaign per plant ran the
+    same 1500 programs six times). Each plant sits on its toggle's own path (the function is
+    called only when that toggle is on), so a bisection step that turns one toggle on over
+    all-off runs exactly that plant, as in a campaign with that plant alone; all-off against
+    default: every toggle differs, so each blame is a real bisection. A fixed number of
+    programs (the same ones whatever the machine's load); seed 0 meets the six plants at
+    programs 57 to 1179. Shrinking is not what this checks: 1 s each (21 signatures)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(systems.KINDS, "ref", ("questions",))
+        for opt in TOGGLE_PLANTS:
+            module, name, bad = plants.PLANTED[opt]
+            mp.setattr(module, name, bad)
+        return _campaign(900, ("all-off", "default"), max_examples=1500, shrink_s=1)
+
+
+def test_every_planted_toggle_is_blamed_alone(planted_everywhere):
+    """Each plant is found and named on its own: no minimal pair, no toggle without a plant
+    (smart-sort), no blame on the baseline."""
+    assert _blamed(planted_everywhere) == set(TOGGLE_PLANTS), _blamed(planted_everywhere)
+
+
+def _blames(program) -> set[str]:
+    """The toggles the config differential blames for `program`, observed afresh by ref."""
+    from shapefuzz.oracles.differential import config_differential
+    from shapefuzz.systems.ref.system import RefSystem
+
+    obs = [RefSystem().observe(program, c) for c in ("all-off", "default")]
+    return {f.signature.config for f in config_differential(obs, program)}
+
+
+@pytest.mark.parametrize("opt", TOGGLE_PLANTS)
+def test_planted_bug_is_found_and_blamed(opt, planted_everywhere, monkeypatch):
+    """The finding blamed on `opt` is that plant's: its program shows no difference on the
+    unmodified reference, and with `opt`'s plant alone the blame names `opt` and nothing else
+    (what a campaign with that plant alone would report for it)."""
+    found = [b for b in planted_everywhere.bugs.values()
+             if b.finding.oracle == "config-differential" and b.finding.signature.config == opt]
+    assert found, f"no finding blamed on {opt}: {_blamed(planted_everywhere)}"
+    for bug in found:
+        assert _blames(bug.program) == set(), bug.program.pretty()
     module, name, bad = plants.PLANTED[opt]
     monkeypatch.setattr(module, name, bad)
-    # all-off against default alone: every toggle differs, so the blame is a real bisection;
-    # a fixed number of programs (the same ones whatever the machine's load)
-    camp = _campaign(900, ("all-off", "default"), max_examples=1500)
-    assert _blamed(camp) == {opt}, f"config differential blamed {_blamed(camp)} for a bug planted in {opt}"
+    for bug in found:
+        assert _blames(bug.program) == {opt}, (opt, bug.program.pretty())
 
 
 def _blamed(camp) -> set[str]:
@@ -101,7 +140,8 @@ def test_planted_bug_in_aggressive_range_analysis_is_blamed_on_agfs(monkeypatch,
     differ between all-off and agfs=1 (all eight) names the level alone."""
     kind("questions")
     monkeypatch.setattr(plants.eval_mod, "range_only", lambda env, expr: True)
-    camp = _campaign(900, ("all-off", "agfs=1", "default"), max_examples=600)
+    # shrinking is not what this checks
+    camp = _campaign(900, ("all-off", "agfs=1", "default"), max_examples=600, shrink_s=1)
     assert _blamed(camp) == {"agfs"}, _blamed(camp)
 
 
@@ -118,7 +158,7 @@ def test_a_bug_in_the_baseline_path_is_blamed_on_the_baseline(monkeypatch, kind)
         return v + 1 if type(v) is int else v
 
     monkeypatch.setattr(plants.env_mod, "hint_retry", off_by_one)
-    camp = _campaign(900, ("all-off", "default", "off:no-hint"), max_examples=300)
+    camp = _campaign(900, ("all-off", "default", "off:no-hint"), max_examples=300, shrink_s=1)
     cds = [b for b in camp.bugs.values() if b.finding.oracle == "config-differential"]
     on_base = [b for b in cds if b.finding.signature.config == "all-off"]
     assert on_base and all("baseline all-off is itself wrong" in b.finding.detail for b in on_base)
