@@ -45,7 +45,15 @@ def found(old: str, got: set[str]) -> bool:
     return old in got
 
 
-@pytest.mark.parametrize("name", sorted(k for k in json.loads(FIXTURE.read_text()) if k[0] != "_"))
+def _checked(data: dict) -> list[str]:
+    """The recorded campaigns with a signature to keep: one that found nothing (compile: 30
+    programs, 138 s of CI) has nothing this test could lose; whether a compile campaign runs
+    through the CLI and reports is tests/quality/test_planted_guard_bug.py's question. A
+    re-recording that finds something brings it back."""
+    return sorted(k for k, v in data.items() if k[0] != "_" and v["signatures"])
+
+
+@pytest.mark.parametrize("name", _checked(json.loads(FIXTURE.read_text())))
 def test_campaign_finds_the_recorded_signatures(name, tmp_path):
     want = json.loads(FIXTURE.read_text())[name]
     got = run(want["args"], tmp_path / "out")
