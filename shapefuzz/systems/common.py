@@ -61,11 +61,25 @@ def classify(exc: BaseException) -> Outcome:
     if dde is not None:  # the DDE is what happened, whatever wraps it
         return Outcome("dde", type(dde).__name__, str(dde)[:2000], torch_frame(dde),
                        str(getattr(dde, "cond", "")), *root_of(exc))
-    name, msg = type(exc).__name__, str(exc)[:2000]
     if _is_constraint_violation(exc) or any(
             isinstance(x, ss.ConstraintViolationError) for x in exception_chain(exc)):
-        return Outcome("constraint", name, msg, torch_frame(exc), "", *root_of(exc))
-    return Outcome("error", name, msg, torch_frame(exc), "", *root_of(exc))
+        return Outcome("constraint", type(exc).__name__, str(exc)[:2000], torch_frame(exc), "",
+                       *root_of(exc))
+    what = _unwrapped(exc)
+    return Outcome("error", type(what).__name__, str(what)[:2000], torch_frame(what), "", *root_of(exc))
+
+
+def _unwrapped(exc: BaseException) -> BaseException:
+    """What happened under Dynamo's TorchRuntimeError: Dynamo raises it (through an Unsupported,
+    `from_exc`) only to wrap what running a node on fake tensors raised, so the wrapped
+    exception's type and torch frame are the error's, as they are when make_fx or export meet
+    the same error outside Dynamo (torch.cond in make_fx runs its arms through Dynamo). Other
+    Dynamo errors are their own: a graph break is what a user sees."""
+    from torch._dynamo.exc import TorchDynamoException, TorchRuntimeError
+
+    if not isinstance(exc, TorchRuntimeError):
+        return exc
+    return next((x for x in exception_chain(exc) if not isinstance(x, TorchDynamoException)), exc)
 
 
 def root_of(exc: BaseException) -> tuple[str, str]:
