@@ -259,6 +259,17 @@ def _death_message(code: int | None) -> str:
     return f"worker died (exit code {code})"
 
 
+def _send(conn, job) -> None:
+    """A job to a worker that may have exited after its last answer (a shapefuzz bug, a state
+    drift): the pipe is then broken, and reading that answer replaces the worker and requeues
+    what it was sent (a BrokenPipeError here ended A/B campaigns silently: click takes EPIPE for
+    a closed stdout and exits 1)."""
+    try:
+        conn.send(job)
+    except OSError:  # BrokenPipeError, ConnectionResetError
+        pass
+
+
 class WorkerPool:
     """`n` workers. `submit(tag, jobs)` queues a group, `poll()` returns finished groups;
     `run_many(jobs)` does both for one group. Observations come back in job order."""
@@ -382,12 +393,12 @@ class WorkerPool:
         for w in self.workers:
             if w.task is None and self._queue:
                 w.task = self._queue.popleft()
-                w.conn.send(w.task[2])
+                _send(w.conn, w.task[2])
                 w.sent = time.monotonic()
                 w.deadline = time.monotonic() + self.timeout_s + (0 if w.ready else self.startup_s)
             if w.ready and w.task is not None and w.ahead is None and self._queue:
                 w.ahead = self._queue.popleft()  # Note [pipelined jobs]
-                w.conn.send(w.ahead[2])
+                _send(w.conn, w.ahead[2])
 
     def _step(self, timeout: float) -> None:
         self._dispatch()

@@ -135,3 +135,17 @@ def test_an_ab_confirmation_is_not_cut_to_the_reducer_s_share(tmp_path):
     c.results({"sig": d})
     c.close()
     assert seen and seen[0] > Confirmer.REDUCE_MIN_S
+
+
+def test_a_job_sent_to_a_worker_that_just_exited_is_not_an_error():
+    """workers._send: a worker exits after a shapefuzz-bug answer; a pipelined job sent to it
+    before that answer is read must not raise (BrokenPipeError ended A/B campaigns silently),
+    reading the answer replaces the worker and requeues the job."""
+    import multiprocessing as mp
+
+    from shapefuzz.campaign.workers import _send
+
+    parent, child = mp.Pipe()
+    child.close()
+    _send(parent, "job")  # no BrokenPipeError
+    parent.close()
