@@ -278,3 +278,26 @@ def test_known_entries_carry_upstream_references():
     for e in load_entries():
         assert e.upstream == "" or "#" in e.upstream, e
         assert not e.case or (CORPUS.parent / e.case / "repro.py").is_file(), e.case
+
+
+def test_dynamo_torch_runtime_error_is_classified_by_what_it_wraps():
+    """torch.cond in make_fx runs its arms through Dynamo, which wraps a fake-tensor error in
+    TorchRuntimeError: the wrapped error is what the signature names; a graph break
+    (Unsupported) stays what it is."""
+    from torch._dynamo.exc import TorchRuntimeError, Unsupported
+
+    from shapefuzz.systems.common import classify
+
+    def raised(outer):
+        try:
+            try:
+                raise RuntimeError("cond's output stride")
+            except RuntimeError as e:
+                raise outer("RuntimeError when making fake tensor call") from e
+        except Exception as x:
+            return classify(x)
+
+    wrapped = raised(TorchRuntimeError)
+    assert (wrapped.kind, wrapped.exc_type, wrapped.message) == ("error", "RuntimeError", "cond's output stride")
+    graph_break = raised(Unsupported)
+    assert graph_break.exc_type == "Unsupported", graph_break
