@@ -181,7 +181,7 @@ class Observation:
     #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
     diverges: tuple[str, ...] = ()
     echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
-    history: tuple = ()  # torch-env: shapefuzz.systems.history.HistoryRecord per replayed question
+    history: tuple = ()  # shapefuzz.systems.history.HistoryRecord per replayed question (torch-env) or fallback (make_fx, export)
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     #: declared-dynamic input dims the trace made constant without a constraint violation
     #: ("input i dim d (how declared): what it became"; shapefuzz/oracles/specialization.py)
