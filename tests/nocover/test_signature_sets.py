@@ -1,6 +1,9 @@
-"""Behaviour kept across a refactor: three fixed-seed campaigns (the default systems, torch-env
-with every config, compile) give the same sets of finding signatures as they did before the
-code moved (tests/fixtures/signature_sets.json, recorded on the commit before the redesign).
+"""Behaviour kept across a refactor: fixed-seed campaigns (the default systems, torch-env with
+every config, compile, and seed 7 over the layout and control families, where the classes of
+the first recording that the default programs no longer meet live: its `_layout_note`) give
+the same sets of finding signatures as they did before the code moved
+(tests/fixtures/signature_sets.json, recorded on the commit before the redesign). Measured with
+--workers 1 on a loaded 2-core machine: the two layout entries take about 60 s and 100 s.
 
 A change that means to change what campaigns find (a new oracle, a fixed false alarm, a new op)
 re-records the fixture with `python tests/nocover/test_signature_sets.py --record` and says why
@@ -37,12 +40,13 @@ RENAMED = {"spurious-dde:spurious-dde:": "spurious-dde:completeness:"}
 
 
 def found(old: str, got: set[str]) -> bool:
-    """Is the recorded signature `old` still found (new oracles may add signatures)?"""
+    """Is the recorded signature `old` still found (new oracles may add signatures)? A key
+    recorded before root-cause signatures (Note [root cause]) is found with any root cause."""
     for before, now in RENAMED.items():
         if old.startswith(before):
             system = old[len(before):].split(":")[0]
             return any(g.startswith(f"{now}{system}:") for g in got)
-    return old in got
+    return old in got or (":at=" not in old and any(g.startswith(old + ":at=") for g in got))
 
 
 def _checked(data: dict) -> list[str]:
