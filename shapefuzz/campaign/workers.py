@@ -56,6 +56,8 @@ from collections.abc import Hashable
 from multiprocessing.connection import wait
 from typing import Any
 
+from shapefuzz.campaign.local import LocalTimeout, deadline
+from shapefuzz.campaign.memory import limit_memory, oom, out_of_memory
 from shapefuzz.campaign.timing import SystemTimes, install_job_timer
 from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage
 from shapefuzz.systems.jobs import Job, run_job
@@ -89,36 +91,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
-
-
-def _vm_size_bytes() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _limit_memory(memory_mb: int) -> None:
-    """Note [isolation]: RLIMIT_AS relative to the warm worker's address space."""
-    if memory_mb <= 0:
-        return
-    import resource
-
-    try:
-        cap = _vm_size_bytes() + memory_mb * 2**20
-        resource.setrlimit(resource.RLIMIT_AS, (cap, resource.getrlimit(resource.RLIMIT_AS)[1]))
-    except (OSError, ValueError):
-        pass  # no /proc or a lower hard limit: run without our cap
-
-
-def _out_of_memory(obs: Observation) -> bool:
-    o = obs.outcome
-    return o.kind == "error" and (o.exc_type == "MemoryError" or "can't allocate memory" in o.message
-                                  or "std::bad_alloc" in o.message)
-
-
-def _oom(job: Job, memory_mb: int) -> Observation:
-    return Observation(job.system, job.config, Outcome(
-        "crash", "MemoryError", f"out of memory: the program needed more than {memory_mb} MB over a "
-        "warm worker (raise --memory-limit if that is legitimate)"))
 
 
 #: a trivial program traced once before a worker says it is ready
@@ -163,7 +135,7 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=(), cov_feed
     timer = install_job_timer()  # Note [time split]
     cov = CovSampler(feedback=cov_feedback)  # Notes [torch coverage], [coverage feedback]
     gc.freeze()  # Note [frozen heap] (run.py): torch's objects are never garbage
-    _limit_memory(memory_mb)
+    limit_memory(memory_mb)
     start = _torch_state()
     conn.send(("ready", None))
     while True:
@@ -177,12 +149,12 @@ def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=(), cov_feed
         try:
             obs, split = _measured(job, timer, cov)
         except MemoryError:
-            obs = _oom(job, memory_mb)
+            obs = oom(job, memory_mb)
         except Exception:
             conn.send(("bug", traceback.format_exc()))
             return  # Note [shapefuzz bugs]: its state is unknown, a fresh worker takes over
-        if memory_mb > 0 and _out_of_memory(obs):
-            conn.send(("last", _oom(job, memory_mb)))
+        if memory_mb > 0 and out_of_memory(obs):
+            conn.send(("last", oom(job, memory_mb)))
             return  # the heap may be fragmented or half-initialised: start afresh
         drift = state_drift(start, _torch_state())
         if drift:
@@ -350,10 +322,14 @@ class WorkerPool:
         Note [ref in process]: a ref job costs about a millisecond, a worker round trip
         (pickling the job and its observation both ways, two context switches) several times
         that, and ref needs none of torch's tracing state a worker isolates. A ref exception is
-        a shapefuzz bug as in a worker (Note [shapefuzz bugs])."""
+        a shapefuzz bug as in a worker (Note [shapefuzz bugs]); a hang, a timeout (Note [local
+        timeout])."""
         t = time.perf_counter()
         try:
-            obs = run_job(job, self._parsed)
+            with deadline(self.timeout_s):
+                obs = run_job(job, self._parsed)
+        except LocalTimeout as e:
+            return Observation(job.system, job.config, Outcome("timeout", "Timeout", str(e)))
         except Exception as e:
             self._report_bug(f"{job.system}:{job.config} raised inside shapefuzz: {e!r}"[:300], job,
                              traceback.format_exc())

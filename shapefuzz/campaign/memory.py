@@ -1,0 +1,41 @@
+"""A worker's memory cap (Note [isolation] in campaign/workers.py): RLIMIT_AS at its warm
+address space plus --memory-limit, and what an allocation past it looks like."""
+
+from __future__ import annotations
+
+import os
+
+from shapefuzz.systems.jobs import Job
+from shapefuzz.systems.observation import Observation, Outcome
+
+__all__ = ["limit_memory", "oom", "out_of_memory"]
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def limit_memory(memory_mb: int) -> None:
+    """Note [isolation]: RLIMIT_AS relative to the warm worker's address space."""
+    if memory_mb <= 0:
+        return
+    import resource
+
+    try:
+        cap = _vm_size_bytes() + memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (cap, resource.getrlimit(resource.RLIMIT_AS)[1]))
+    except (OSError, ValueError):
+        pass  # no /proc or a lower hard limit: run without our cap
+
+
+def out_of_memory(obs: Observation) -> bool:
+    o = obs.outcome
+    return o.kind == "error" and (o.exc_type == "MemoryError" or "can't allocate memory" in o.message
+                                  or "std::bad_alloc" in o.message)
+
+
+def oom(job: Job, memory_mb: int) -> Observation:
+    return Observation(job.system, job.config, Outcome(
+        "crash", "MemoryError", f"out of memory: the program needed more than {memory_mb} MB over a "
+        "warm worker (raise --memory-limit if that is legitimate)"))
