@@ -106,11 +106,13 @@ def _probe_result(p: subprocess.Popen, python: str, timeout_s: float) -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
-def check_baseline(baseline: Baseline, timeout_s: float = 300.0) -> tuple[dict, dict]:
+def check_baseline(baseline: Baseline, timeout_s: float = 300.0,
+                   started: subprocess.Popen | None = None) -> tuple[dict, dict]:
     """(candidate probe, baseline probe); BadInput when the baseline is unusable or is the
-    candidate itself: the same torch build with no environment difference."""
+    candidate itself: the same torch build with no environment difference. `started`: the
+    baseline's probe, already running (_start_probe)."""
     env = baseline.environ(os.environ)
-    started = _start_probe(baseline.python, env)  # its torch import overlaps this process's
+    started = started or _start_probe(baseline.python, env)  # its torch import overlaps ours
     cand = build_info()
     base = _probe_result(started, baseline.python, timeout_s)
     if base["shapefuzz"] != cand["shapefuzz"]:
@@ -359,30 +361,43 @@ SAMPLES_FILE = "ab-samples.jsonl"
 
 
 def start(baseline: Baseline, out: Path, seed: int) -> ABRun:
-    """Probe both sides (BadInput when the baseline is unusable or the same build), and start
-    the samples afresh unless an unfinished campaign in `out` is being resumed."""
-    from shapefuzz.cases.corpus import atomic_write, load_state
-
-    cand, base = check_baseline(baseline)
-    if load_state(out) is None:
-        (out / SAMPLES_FILE).unlink(missing_ok=True)
-    atomic_write(out / PROBE_FILE, json.dumps({"candidate": cand, "baseline": base,
-                                               "spec": baseline.to_json()}, indent=1))
-    return ABRun(baseline, out, seed)
+    """Start probing the baseline; ABRun.pool checks the probe (Note [A/B start-up])."""
+    return ABRun(baseline, out, seed, _start_probe(baseline.python, baseline.environ(os.environ)))
 
 
 class ABRun:
-    def __init__(self, baseline: Baseline, out: Path, seed: int):
-        self.baseline, self.out, self.seed = baseline, out, seed
+    """Note [A/B start-up]: the probe is a fresh baseline interpreter importing torch (15-20 s
+    at load 10, of a 90 s budget whose start-up took 50-60 s), so it runs while the baseline's
+    workers start (a plain Popen, it does not block); the candidate's pool, whose constructor
+    waits for the warm template (Note [zygote]), starts once the probe has said the baseline is
+    usable, so a bad baseline still exits 2 after the probe alone (its pool closed first)."""
+
+    def __init__(self, baseline: Baseline, out: Path, seed: int, probing: subprocess.Popen | None = None):
+        self.baseline, self.out, self.seed, self.probing = baseline, out, seed, probing
+
+    def check(self) -> None:
+        """Wait for the probe: BadInput when the baseline is unusable or the same build; then
+        the samples start afresh unless an unfinished campaign in `out` is being resumed."""
+        from shapefuzz.cases.corpus import atomic_write, load_state
+
+        cand, base = check_baseline(self.baseline, started=self.probing)
+        if load_state(self.out) is None:
+            (self.out / SAMPLES_FILE).unlink(missing_ok=True)
+        atomic_write(self.out / PROBE_FILE, json.dumps({"candidate": cand, "baseline": base,
+                                                        "spec": self.baseline.to_json()}, indent=1))
 
     def pool(self, *args, **kwargs) -> ABPool:
         """WorkerPool's arguments, for both sides (the baseline's workers log apart)."""
         from shapefuzz.campaign.workers import WorkerPool
 
-        cand = WorkerPool(*args, **kwargs)
-        kwargs["log_path"] = str(self.out / "workers-baseline.log")
-        base = WorkerPool(*args, **kwargs, launch=Launcher(self.baseline))
-        return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed)
+        base = WorkerPool(*args, **{**kwargs, "log_path": str(self.out / "workers-baseline.log")},
+                          launch=Launcher(self.baseline))
+        try:
+            self.check()
+        except BaseException:
+            base.close()
+            raise
+        return ABPool(WorkerPool(*args, **kwargs), base, self.baseline, self.out / SAMPLES_FILE, self.seed)
 
 
 def ab_report(baseline: Baseline | None, out: Path, hashes: list[str]) -> dict | None:
