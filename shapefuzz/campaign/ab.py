@@ -366,7 +366,9 @@ def start(baseline: Baseline, out: Path, seed: int) -> ABRun:
 
 
 class ABRun:
-    """Note [A/B start-up]: the probe is a fresh baseline interpreter importing torch (15-20 s
+    """The pools of one A/B campaign, once the baseline is known to be usable.
+
+    Note [A/B start-up]: the probe is a fresh baseline interpreter importing torch (15-20 s
     at load 10, of a 90 s budget whose start-up took 50-60 s), so it runs while the baseline's
     workers start (a plain Popen, it does not block); the candidate's pool, whose constructor
     waits for the warm template (Note [zygote]), starts once the probe has said the baseline is
