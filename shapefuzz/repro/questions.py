@@ -83,6 +83,16 @@ def program_lines(p: QProgram, backed: str = "backed", question: str = CLAIM,
     return lines
 
 
+def _value_lines(p: QProgram) -> list[str]:
+    """A wrong value expression: every computed value checked against its concrete value at the
+    leaves' values, as the truth oracle checks them."""
+    t = truth(p)
+    leaves = ", ".join(f"(v{v}, {int(t.values[v])})" for v in _leaves(p) if v < len(t.values))
+    return [f"leaves = [{leaves}]  # the sizes and their values"] + [
+        f"value({v}, v{v}, {int(t.values[v])}, leaves)" for ins, v in p.definitions()
+        if ins.op == "binop" and v < len(t.values)]
+
+
 def _leaves(p: QProgram) -> list[int]:
     return [v for ins, v in p.definitions() if ins.op in ("backed", "unbacked")]
 
@@ -130,8 +140,10 @@ def _claims(case, torch_version: str, docs: bool) -> str:
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     alt = _alt_answers(case)
-    claims_only = f.kind.startswith("wrong-") and alt is None
+    values = f.kind == "wrong-value-expr"
+    claims_only = f.kind.startswith("wrong-") and alt is None and not values
     body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only)
+    body += _value_lines(p) if values else []
     if alt is not None:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
         body.append(f"replay([{pairs}], {alt!r})  # the other values, and the concrete answers there")
@@ -142,6 +154,7 @@ def _claims(case, torch_version: str, docs: bool) -> str:
              *([common.function(questions_issue, "unbacked", docs)] if any("unbacked()" in x for x in body) else []),
              *_constrain_helper(body, docs),
              common.function(questions_issue, "claim" if alt is not None else "answer", docs),
+             *([common.function(questions_issue, "value", docs)] if values else []),
              *([common.function(questions_issue, "replay", docs)] if alt is not None else []),
              common.block(questions_issue, "run", "\n".join(_under_config(case, s, body)))]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())

@@ -216,3 +216,27 @@ def test_metamorphic_repro_passes_and_fails(kind, script, tmp_path):
     path.write_text(planted)
     bad = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert bad.returncode == 1 and "BUG" in bad.stdout, bad.stdout + bad.stderr
+
+
+@pytest.mark.parametrize(("config", "code"), [("no-specialize-zero-one", 1), ("default", 0)])
+def test_a_wrong_value_expr_repro_checks_the_value(config, code, tmp_path):
+    """The truth oracle's wrong-value-expr issue form evaluates every value at the sizes' values:
+    torch 2.13 makes a size-0 backed symbol positive without 0/1 specialization
+    (corpus/zero-size-backed-positive-torch-env), so min(1, v0) folds to 1 where v0 = 0 (exit
+    1); with 0/1 specialization the value is 0 (exit 0). Before, the form checked questions
+    only, and such findings stayed unconfirmed."""
+    import subprocess
+    import sys
+
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.oracles.findings import Finding
+    from shapefuzz.repro import repro_source
+
+    p = QProgram((QInstr("backed", (0,)), QInstr("binop", ("min", 1, Ref(0)))))
+    f = Finding("truth", "critical", "torch-env", config, "wrong-value-expr", "s",
+                "value v1 = 1 evaluates to 1; its concrete value is 0", f"truth:wrong-value-expr:torch-env:{config}:C")
+    path = tmp_path / "repro.py"
+    path.write_text(repro_source(Case(f, p, None, torch_version="2.13")))
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert r.returncode == code, r.stdout + r.stderr
+    assert ("BUG: value v1" in r.stdout) == (code == 1), r.stdout

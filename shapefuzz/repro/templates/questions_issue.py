@@ -72,6 +72,14 @@ def answer(k, c, got, fallback, want):  # question k's answer must be the concre
         wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
 
 
+def value(k, v, want, leaves):  # value v{k} must evaluate to its concrete value (want) at the leaves' values
+    binding = {x.node.expr: n for x, n in leaves if isinstance(x, torch.SymInt)}
+    e = v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(v)
+    got = e.xreplace(binding)
+    if got.is_number and int(got) != want:
+        wrong.append(f"value v{k}: {e} is {got} where {binding}, concretely {want}")
+
+
 def replay(leaves, answers):  # other values (leaf, value) every guard, assert and size range accepts: claims hold there too
     binding = {}
     for leaf, v in leaves:  # a specialized leaf (an int), or two that share a symbol, must fit
