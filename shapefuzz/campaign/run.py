@@ -337,8 +337,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None
     saved: dict[str, Path] = {}
     # Note [background confirmation]: a finding is confirmed as soon as its case is final
-    # an A/B repro.py runs two interpreters side by side: half as many confirmations at once
-    confirmer = Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers) // (1 + bool(ab)), opts.confirm)
+    confirmer = Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm)
 
     def on_bug(bug: FoundBug) -> None:
         case, repro, log = _case_for(bug, opts)
