@@ -27,7 +27,12 @@ runs at all (a default round has max_examples 10**9: its first pass would wait f
 and most rounds end sooner, at a new finding). Replaying a round (shrinking, Note [rounds];
 resuming, Note [resume]) re-tells each program's recorded score so Hypothesis generates the same
 programs. The cost, the traced job and the lost overlap between programs, is what
-benchmarks/feedback_bench.py weighs against the findings it buys."""
+benchmarks/feedback_bench.py weighs against the findings it buys; it bought none there, so the
+flag is off by default (README, benchmarks/feedback_results.md). Limits: the score is noisy (the
+same trace run again reaches fewer lines once torch's caches are warm); with several workers each
+traces the first job of a program it gets, so scores, and the programs, depend on --workers; the
+checkpoint's fingerprint does not include the flag, so resuming with the other setting is not
+refused (its rounds would differ); report.json does not record it."""
 
 from __future__ import annotations
 
