@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
+import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -131,10 +132,22 @@ def inputs_line(specs, var: str = "inputs") -> str:
 # ---- templates ------------------------------------------------------------------------------------
 
 
+#: CPython 3.11's parser keeps its AST recursion depth in state shared by threads: two threads
+#: parsing at once (background confirmations write repro.py while the campaign writes cases)
+#: raise "SystemError: AST constructor recursion depth mismatch", which ended campaigns
+_PARSE = threading.Lock()
+
+
+def parse(text: str) -> ast.Module:
+    """ast.parse, one thread at a time (_PARSE)."""
+    with _PARSE:
+        return ast.parse(text)
+
+
 @cache
 def _tree(path: str) -> tuple[list[str], ast.Module]:
     text = Path(path).read_text()
-    return text.split("\n"), ast.parse(text)
+    return text.split("\n"), parse(text)
 
 
 def _source(module: ModuleType) -> tuple[list[str], ast.Module]:
@@ -233,7 +246,7 @@ def script(head: str, imports: list[str], parts: list[str], banner: bool = True)
     keep: dict[str, list[str]] = {}  # one line per module: `import x` lines keyed by their text
     future = [i for i in imports if i.startswith("from __future__")]
     for imp in imports:
-        node = ast.parse(imp).body[0]
+        node = parse(imp).body[0]
         if imp in future:
             continue
         if isinstance(node, ast.ImportFrom):
@@ -248,7 +261,7 @@ def script(head: str, imports: list[str], parts: list[str], banner: bool = True)
 
 
 def _used(code: str) -> set[str]:
-    tree = ast.parse(code)
+    tree = parse(code)
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
         _dotted(n) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
 

@@ -253,7 +253,7 @@ def _z3_table(names: list[str]) -> str:
     import ast
 
     text = Path(questions_dde.__file__).read_text()
-    node = next(n for n in ast.parse(text).body if isinstance(n, ast.Assign)
+    node = next(n for n in common.parse(text).body if isinstance(n, ast.Assign)
                 and getattr(n.targets[0], "id", "") == "OPS")
     entries = [f"{ast.get_source_segment(text, k)}: {ast.get_source_segment(text, v)}"
                for k, v in zip(node.value.keys, node.value.values) if ast.literal_eval(k) in names]

@@ -47,3 +47,13 @@ def test_every_referenced_note_is_written():
                for m in re.findall(r"^\s*(?:#\s*)?Note \[([^\]\n]+)\](?: \([^)\n]*\))?:", t, re.M)}
     referenced = {m for t in texts for m in NOTE.findall(t)}
     assert not referenced - written, f"Notes referenced but never written: {sorted(referenced - written)}"
+
+
+def test_source_is_parsed_one_thread_at_a_time():
+    """CPython 3.11's parser is not thread-safe (repro/common.py's _PARSE): background
+    confirmation threads and the campaign both write repro scripts, so every ast.parse of the
+    package goes through repro.common.parse."""
+    direct = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "shapefuzz").rglob("*.py"))
+              for line in p.read_text().splitlines()
+              if "ast.parse(" in line and not line.lstrip().startswith(("#", '"""'))]
+    assert direct == ["shapefuzz/repro/common.py"], direct  # the one inside parse()
