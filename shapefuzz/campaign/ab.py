@@ -179,7 +179,10 @@ class Launcher:
         popen = subprocess.Popen([self.python, "-c", _BOOT.format(root=SOURCE_ROOT), str(fd)],
                                  pass_fds=(fd,), env=self.env, stdin=subprocess.DEVNULL)
         child.close()
-        parent.send(args)
+        try:
+            parent.send(args)
+        except OSError:  # it died at once (a baseline without torch): the pool reads EOF, and a
+            pass  # BrokenPipeError must not reach click, which exits 1 silently on EPIPE
         return parent, _Proc(popen)
 
 
