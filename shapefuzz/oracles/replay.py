@@ -17,7 +17,7 @@ def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Findin
     if obs.outcome.kind != "ok":
         return []
     for i, rec in enumerate(obs.replays):
-        if not rec.accepted or rec.artifact is None:
+        if not rec.accepted or rec.artifact is None or _same_failure(obs.artifact, rec.artifact):
             continue
         diff = compare_runs(rec.reference, rec.artifact, undefined)
         if diff is None:
@@ -28,6 +28,14 @@ def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Findin
                         f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({kind})",
                         f"replay input {i} ({sizes}): {why}", signature(ORACLE, kind, obs, key), i)]
     return []
+
+
+def _same_failure(traced, replayed) -> bool:
+    """The artifact fails on a new input as it failed on the inputs it was traced with (a
+    torch.compile whose first call raised compiles again and raises again): that is the one
+    failure eager agreement reports, not a second finding about guards."""
+    return (traced is not None and not traced.ok and not replayed.ok
+            and (traced.error.split(":")[0], traced.frame) == (replayed.error.split(":")[0], replayed.frame))
 
 
 ORACLE_OBJ = register(Oracle(

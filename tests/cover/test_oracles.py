@@ -506,3 +506,14 @@ def test_int_of_undefined_data_has_no_wrong_value():
 def test_symbolic_value_of_undefined_int_is_quiet():
     obs = traced(ok(iv(5)), ok(iv(-17)), out_exprs=("u0",), out_eval=("-17",), binding=(("u0", -17),))
     assert check(obs, eager_obs(ok(iv(5))), PROG_EMPTY_ITEM) == []
+
+
+def test_a_replay_failing_as_the_traced_inputs_did_is_not_a_second_finding():
+    """torch.compile whose first call raised compiles again on each new input and raises the
+    same error: eager agreement reports it once; a replay failing another way still fires."""
+    same = err("Unsupported: torch.* op returned non-Tensor", "_dynamo/eval_frame.py:compile_wrapper")
+    obs = traced(artifact=same, replays=[replay(REF4, same)])
+    assert [k for k in kinds(check(obs)) if k[0] == "replay"] == []
+    other = err("IndexError: out of range", "_refs/__init__.py:index")
+    obs = traced(artifact=same, replays=[replay(REF4, other)])
+    assert ("replay", "error-where-eager-succeeds") in kinds(check(obs))
