@@ -162,7 +162,10 @@ def eval_exprs(vals: list[Any], binding: dict[sympy.Symbol, int]) -> tuple[str, 
     for v in vals:
         try:
             out.append(one(v))
-        except (TypeError, ValueError, ArithmeticError):
+        # AssertionError: torch's sympy functions assert what the trace assumed (Mod's
+        # dividend >= 0); a binding that breaks it (a size-0 dim torch took as positive) has
+        # no value to compare, as a division by zero has none
+        except (TypeError, ValueError, ArithmeticError, AssertionError):
             out.append("")
     return tuple(out)
 

@@ -301,3 +301,18 @@ def test_dynamo_torch_runtime_error_is_classified_by_what_it_wraps():
     assert (wrapped.kind, wrapped.exc_type, wrapped.message) == ("error", "RuntimeError", "cond's output stride")
     graph_break = raised(Unsupported)
     assert graph_break.exc_type == "Unsupported", graph_break
+
+
+def test_a_value_torch_cannot_evaluate_at_the_binding_is_no_value():
+    """torch's Mod asserts its dividend >= 0; a binding that breaks what the trace assumed (a
+    size-0 dim taken as positive) gives no value to compare, not a crash in shapefuzz."""
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils._sympy.functions import Mod
+
+    from shapefuzz.systems.common import eval_exprs
+
+    se = ShapeEnv()
+    u = se.create_unbacked_symint().node.expr
+    v = se.create_symintnode(Mod(256 * u - 256, 7), hint=None)
+    assert eval_exprs([v], {u: 0}) == ("",)
+    assert eval_exprs([v], {u: 2}) == (str(256 % 7),)
