@@ -52,7 +52,14 @@ class Expand(Op):
                 if a == 1 and b is not None and b != 1:
                     s.check(have == 1)
             if have is not None and not s.guard_or_false(have == 1):
-                s.check(have == size, lambda size=size, have=have, i=i: (
+                # Note [expand that can only broadcast]: torch._refs.expand checks have == size
+                # when have == 1 is undecided, and raises at trace time when the facts already
+                # say have != size (an unbacked min(1, u0) expanded to 3), although the program
+                # is valid exactly when have is 1, which eager then broadcasts. ref checks
+                # have == 1 there and agrees with eager; torch's trace error is reported
+                # against torch (eager agreement, the system differential), not against ref.
+                match = have == 1 if s.statically_known_true(have != size) else have == size
+                s.check(match, lambda size=size, have=have, i=i: (
                     f"The expanded size of the tensor ({size}) must match the existing size "
                     f"({have}) at non-singleton dimension {i}"))
             out.append(size)

@@ -218,3 +218,21 @@ def test_system_differential_repro_runs_the_torch_side(monkeypatch, capsys):
     assert replay_ref_finding(Case(f, p, None, "bug", (), "2.13").to_json()) == 1
     out = capsys.readouterr().out
     assert "make_fx [default]: ok" in out and "output 0: [3, s" in out  # the torch side, printed
+
+
+def test_expand_of_a_size_that_can_only_broadcast_agrees_with_eager():
+    """Note [expand that can only broadcast]: full((min(1, u0),)).expand(3, 3) with u0 = 1 is
+    valid only when the size is 1; torch's expand checks min(1, u0) == 3, known False, and
+    raises at trace time. ref broadcasts as eager does (no finding against ref), and eager
+    agreement reports torch's error against torch."""
+    b = inp("b", "bool", (4,), ("dynamic",), (False, True, False, False))
+    p = prog([b], ("item", (R(0), "sum"), 1), ("binop", ("min", 1, R(1)), 1),
+             ("full", ((R(2),), -1), 1), ("expand", (R(3), (3, 3)), 1), outputs=[4])
+    eager = EAGER.observe(p, "default", ())
+    o = REF.observe(p, "default", ())
+    assert o.outcome.kind == "ok", o.outcome
+    assert not eager_agreement(eager, o, frozenset())
+    fx = get_system("make_fx").observe(p, "default", [])
+    assert fx.outcome.kind == "error" and "non-broadcasting" in fx.outcome.message, fx.outcome
+    found = eager_agreement(eager, fx, frozenset())
+    assert [(f.system, f.kind) for f in found] == [("make_fx", "trace-error")], found
