@@ -140,13 +140,16 @@ def _claims(case, torch_version: str, docs: bool) -> str:
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     alt = _alt_answers(case)
-    values = f.kind == "wrong-value-expr"
+    values = f.kind in ("wrong-value-expr", "unsound-value-expr")
     claims_only = f.kind.startswith("wrong-") and alt is None and not values
     body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only)
-    body += _value_lines(p) if values else []
+    body += _value_lines(p) if values and alt is None else []
     if alt is not None:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
-        body.append(f"replay([{pairs}], {alt!r})  # the other values, and the concrete answers there")
+        call = f"replay([{pairs}], {alt!r})"
+        body += [f"{call}  # the other values, and the concrete answers there"] if not values else [
+            f"if {call}:  # the other values fit every guard: each value must be its concrete one there",
+            *("    " + x for x in _value_lines(_with_alt(case)))]
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
              "wrong, claims = [], []  # what is not the concrete answer; (question, answer) of every claim\n"
              if alt is not None else "wrong = []  # the answers that are not the concrete answer\n",
@@ -163,6 +166,12 @@ def _claims(case, torch_version: str, docs: bool) -> str:
 
 def _constrain_helper(lines: list[str], docs: bool = True) -> list[str]:
     return [common.function(questions_issue, "constrain", docs)] if any("constrain(" in x for x in lines) else []
+
+
+def _with_alt(case) -> QProgram:
+    from shapefuzz.systems.qreplay import with_values
+
+    return with_values(case.program, tuple(int(x) for x in case.alt_values))
 
 
 def _alt_answers(case) -> list[bool] | None:

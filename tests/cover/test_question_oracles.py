@@ -240,3 +240,26 @@ def test_a_wrong_value_expr_repro_checks_the_value(config, code, tmp_path):
     r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert r.returncode == code, r.stdout + r.stderr
     assert ("BUG: value v1" in r.stdout) == (code == 1), r.stdout
+
+
+@pytest.mark.parametrize(("config", "code"), [("no-specialize-zero-one", 1), ("default", 0)])
+def test_an_unsound_value_expr_repro_checks_the_value_at_the_other_values(config, code, tmp_path):
+    """The unsound-value-expr form evaluates each value at the finding's other values when
+    every guard accepts them: without 0/1 specialization torch 2.13 takes the backed symbol as
+    positive, so max(v0, 1) is v0, 0 at v0 = 0 where it is concretely 1 (exit 1); with it the
+    symbol's range starts at 2 and the other value is rejected (exit 0)."""
+    import subprocess
+    import sys
+
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.oracles.findings import Finding
+    from shapefuzz.repro import repro_source
+
+    p = QProgram((QInstr("backed", (3,)), QInstr("binop", ("max", Ref(0), 1))))
+    f = Finding("truth", "critical", "torch-env", config, "unsound-value-expr", "s",
+                "value v1 = s0 evaluates to 0 with values [0]; concretely 1", f"truth:wrong-value-expr:torch-env:{config}:B")
+    path = tmp_path / "repro.py"
+    path.write_text(repro_source(Case(f, p, None, torch_version="2.13", alt_values=(0,))))
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
+    assert r.returncode == code, r.stdout + r.stderr
+    assert ("BUG: value v1" in r.stdout) == (code == 1), r.stdout

@@ -73,7 +73,7 @@ def answer(k, c, got, fallback, want):  # question k's answer must be the concre
 
 
 def value(k, v, want, leaves):  # value v{k} must evaluate to its concrete value (want) at the leaves' values
-    binding = {x.node.expr: n for x, n in leaves if isinstance(x, torch.SymInt)}
+    binding = {x.node.expr: sympy.Integer(n) for x, n in leaves if isinstance(x, torch.SymInt)}
     e = v.node.expr if isinstance(v, torch.SymInt) else sympy.Integer(v)
     got = e.xreplace(binding)
     if got.is_number and int(got) != want:
@@ -94,6 +94,7 @@ def replay(leaves, answers):  # other values (leaf, value) every guard, assert a
         if k < len(answers) and got != answers[k]:
             wrong.append(f"question {k}: expected {answers[k]} with {binding}, where every guard and "
                          f"assert holds, got {got}, claimed for every such value")
+    return True
 
 
 def run():
