@@ -176,8 +176,17 @@ class Launcher:
 
         parent, child = mp.Pipe()
         fd = child.fileno()
-        popen = subprocess.Popen([self.python, "-c", _BOOT.format(root=SOURCE_ROOT), str(fd)],
-                                 pass_fds=(fd,), env=self.env, stdin=subprocess.DEVNULL)
+        # what the interpreter prints before the worker redirects its output (a baseline that
+        # cannot start says why) goes to the workers' log, as the worker's own output does: the
+        # campaign's stderr keeps its one-line error
+        log = open(args[1], "ab") if args[1] else None  # noqa: SIM115 - closed once started
+        try:
+            popen = subprocess.Popen([self.python, "-c", _BOOT.format(root=SOURCE_ROOT), str(fd)],
+                                     pass_fds=(fd,), env=self.env, stdin=subprocess.DEVNULL,
+                                     stdout=log, stderr=log)
+        finally:
+            if log is not None:
+                log.close()
         child.close()
         try:
             parent.send(args)
