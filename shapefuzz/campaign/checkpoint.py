@@ -21,8 +21,11 @@ def fingerprint(cfg: Any) -> dict:
     """What must match for a checkpoint to be resumed: the same programs and targets."""
     from shapefuzz.systems.observation import to_jsonable
 
+    # coverage feedback changes the rounds (Note [coverage feedback]); only named when on, so
+    # the checkpoints of campaigns without it keep their fingerprint
+    feedback = {"coverage_feedback": True} if getattr(cfg, "coverage_feedback", False) else {}
     return {"seed": cfg.seed, "targets": [list(t) for t in cfg.targets],
-            "gen": to_jsonable(cfg.gen), "n_variants": cfg.n_variants}
+            "gen": to_jsonable(cfg.gen), "n_variants": cfg.n_variants, **feedback}
 
 
 def state_of(camp: Any, finished: bool = False) -> dict:

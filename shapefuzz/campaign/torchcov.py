@@ -30,9 +30,9 @@ programs. The cost, the traced job and the lost overlap between programs, is wha
 benchmarks/feedback_bench.py weighs against the findings it buys; it bought none there, so the
 flag is off by default (README, benchmarks/feedback_results.md). Limits: the score is noisy (the
 same trace run again reaches fewer lines once torch's caches are warm); with several workers each
-traces the first job of a program it gets, so scores, and the programs, depend on --workers; the
-checkpoint's fingerprint does not include the flag, so resuming with the other setting is not
-refused (its rounds would differ); report.json does not record it."""
+traces the first job of a program it gets, so scores, and the programs, depend on --workers. The
+checkpoint's fingerprint names the flag when it is on, so a resume with the other setting is
+refused (its rounds would differ); report.json shows the flag only in its `command`."""
 
 from __future__ import annotations
 

@@ -13,8 +13,9 @@ instead of swapping the machine; that job's observation becomes `crash` ("out of
 the worker restarts, as its heap may be in a bad state.
 
 Workers run the parent's interpreter and environment (forked from a warm template, Note
-[zygote]), so a locally patched or self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md contracts). `plugins` are modules
-every worker imports at start-up (extra ops or systems; the tests plant crashing ops this way).
+[zygote]), so a locally patched or self-built torch on PYTHONPATH is what gets fuzzed (DESIGN.md
+contracts). `plugins` are modules every worker imports at start-up (extra ops or systems; the
+tests plant crashing ops this way).
 
 Note [state guard]: a job must leave torch as it found it (Note [exact restore] in
 systems/patching.py). After each job a worker compares every torch config entry and every

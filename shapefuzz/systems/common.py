@@ -22,6 +22,7 @@ __all__ = [
     "classify",
     "eval_exprs",
     "expr_str",
+    "raising_env",
     "reference_run",
     "run_safely",
     "shape_env_facts",
@@ -113,6 +114,18 @@ def exception_chain(exc: BaseException):
         seen.add(id(exc))
         yield exc
         exc = exc.__cause__ or (exc.__context__ if isinstance(exc, TorchDynamoException) else None)
+
+
+def raising_env(dde: BaseException) -> tuple[ss.ShapeEnv | None, Any]:
+    """(the ShapeEnv whose method raised the DDE, the expression it raised on): the innermost
+    ShapeEnv frame in the traceback (tracing stopped there, so its state is what torch knew)
+    and its local `expr`, the unhinted expression both of torch's raise sites pass to
+    _make_data_dependent_error (its `cond` has backed hints substituted)."""
+    frame, tb = None, dde.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame if isinstance(tb.tb_frame.f_locals.get("self"), ss.ShapeEnv) else frame
+        tb = tb.tb_next
+    return (None, None) if frame is None else (frame.f_locals["self"], frame.f_locals.get("expr"))
 
 
 def _is_constraint_violation(exc: BaseException) -> bool:

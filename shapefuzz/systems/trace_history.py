@@ -32,6 +32,7 @@ from torch._dynamo.source import ConstantSource
 from torch.fx.experimental import symbolic_shapes as ss
 from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
+from shapefuzz.systems.common import exception_chain, raising_env
 from shapefuzz.systems.history import HistoryRecord
 
 __all__ = ["MAX_ASKED", "Asked", "dde_snapshot", "fresh_answer", "known_to", "recording", "replay", "run_with",
@@ -80,15 +81,16 @@ def snapshot(se, mode, expr, live) -> Asked:
 
 
 def dde_snapshot(dde):
-    """The Asked record of the data-dependent error `dde`: the innermost ShapeEnv frame of its
-    traceback (tracing stopped there) and its unhinted `expr`, as the spurious-DDE oracle reads it."""
-    frames = [tb.tb_frame for tb in _walk(dde.__traceback__) if isinstance(tb.tb_frame.f_locals.get("self"), ShapeEnv)]
-    if not frames or not isinstance(frames[-1].f_locals.get("expr"), sympy.Basic):
+    """The Asked record of the data-dependent error `dde`: the ShapeEnv that raised it and its
+    unhinted `expr` (raising_env, as the spurious-DDE oracle reads them); size-oblivious when a
+    ShapeEnv frame of the traceback was evaluating size-obliviously."""
+    se, expr = raising_env(dde)
+    if se is None or not isinstance(expr, sympy.Basic):
         return None
-    oblivious = any(f.f_locals.get("size_oblivious") is True for f in frames)
-    expr = frames[-1].f_locals["expr"]
+    oblivious = any(tb.tb_frame.f_locals.get("size_oblivious") is True for tb in _walk(dde.__traceback__)
+                    if isinstance(tb.tb_frame.f_locals.get("self"), ShapeEnv))
     mode = "size_oblivious" if oblivious else "bool" if isinstance(expr, sympy.logic.boolalg.Boolean) else "int"
-    return snapshot(frames[-1].f_locals["self"], mode, expr, "")
+    return snapshot(se, mode, expr, "")
 
 
 def _walk(tb):
@@ -158,9 +160,9 @@ def _concrete(expr, values) -> str:
         v = expr.xreplace({s: sympy.Integer(int(values[s])) for s in expr.free_symbols})
     except (KeyError, TypeError, ValueError, ZeroDivisionError):
         return ""
-    if v in (sympy.true, sympy.false) or (isinstance(v, sympy.Integer)):
-        return str(bool(v)) if v in (sympy.true, sympy.false) else str(int(v))
-    return ""
+    if v in (sympy.true, sympy.false):
+        return str(bool(v))
+    return str(int(v)) if isinstance(v, sympy.Integer) else ""
 
 
 def run_with(trace, asked: list):
@@ -169,17 +171,8 @@ def run_with(trace, asked: list):
         try:
             return trace()
         except Exception as e:
-            dde = next((x for x in _chain(e) if isinstance(x, ss.GuardOnDataDependentSymNode)), None)
+            dde = next((x for x in exception_chain(e) if isinstance(x, ss.GuardOnDataDependentSymNode)), None)
             rec = dde_snapshot(dde) if dde is not None else None
             if rec is not None and len(asked) < MAX_ASKED + 1:
                 asked.append(rec)
             raise
-
-
-def _chain(e):
-    seen = []
-    while e is not None and e not in seen:
-        seen.append(e)
-        e = e.__cause__ or e.__context__
-    return seen
-

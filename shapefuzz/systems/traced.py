@@ -32,6 +32,7 @@ from shapefuzz.systems.common import (
     exception_chain,
     expr_str,
     first_line,
+    raising_env,
     reference_run,
     run_safely,
     shape_env_facts,
@@ -271,18 +272,6 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
                                f"a fact is false at the run's values: {wrong}"),)
     c = dde_check(expr, [e for _, e in facts], settings)
     return text, ((c,) if c is not None else ())
-
-
-def raising_env(dde: BaseException) -> tuple[ss.ShapeEnv | None, Any]:
-    """(the ShapeEnv whose method raised the DDE, the expression it raised on): the innermost
-    ShapeEnv frame in the traceback (tracing stopped there, so its state is what torch knew)
-    and its local `expr`, the unhinted expression both of torch's raise sites pass to
-    _make_data_dependent_error (its `cond` has backed hints substituted)."""
-    frame, tb = None, dde.__traceback__
-    while tb is not None:
-        frame = tb.tb_frame if isinstance(tb.tb_frame.f_locals.get("self"), ss.ShapeEnv) else frame
-        tb = tb.tb_next
-    return (None, None) if frame is None else (frame.f_locals["self"], frame.f_locals.get("expr"))
 
 
 def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:

@@ -219,3 +219,14 @@ def test_shrinking_replays_the_round_with_its_scores_so_the_finding_shrinks(monk
 
     monkeypatch.setattr(Feedback, "tell", forgetful)
     assert _planted_campaign().stats.shrink_runs == 0  # generation diverged: nothing to shrink
+
+
+def test_a_checkpoint_resumes_only_with_the_same_feedback_setting():
+    """Feedback changes the rounds, so it is part of the checkpoint's fingerprint; a campaign
+    without it keeps the fingerprint it always had."""
+    from shapefuzz.campaign.checkpoint import fingerprint
+
+    off = CampaignSettings((("make_fx", "default"),), budget_s=10, seed=1)
+    on = CampaignSettings((("make_fx", "default"),), budget_s=10, seed=1, coverage_feedback=True)
+    assert "coverage_feedback" not in fingerprint(off)
+    assert fingerprint(on) != fingerprint(off) and fingerprint(on)["coverage_feedback"] is True
