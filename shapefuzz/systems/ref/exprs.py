@@ -14,6 +14,8 @@ bug in exactly one path:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import sympy
 from sympy.core.basic import _args_sortkey
 
@@ -199,29 +201,18 @@ def relational_evaluated(cmp: str, a: sympy.Expr, b: sympy.Expr) -> sympy.Basic:
     return RELATIONALS[cmp](a, b)
 
 
+@lru_cache(maxsize=50_000)  # a bound on memory over a long campaign
 def expr_str(e: sympy.Basic) -> str:
     """How every expression is printed in observations. order="none" prints arguments in sympy's
     internal canonical order (deterministic); the default printer re-sorts every sum for display,
     which costs milliseconds on the long sums unbacked-heavy programs build. Remembered: questions
     and values repeat expressions within a trace and across the configs of one program, and
     printing is the costliest part of an observation."""
-    return _remembered(_SHOWN, e, lambda: sympy.sstr(e, order="none"))
+    return sympy.sstr(e, order="none")
 
 
+@lru_cache(maxsize=50_000)
 def text(e: sympy.Basic) -> str:
     """str(e), remembered as expr_str is (axioms are kept as sympy's own text: z3 and the
     other systems' axioms parse it back)."""
-    return _remembered(_TEXT, e, lambda: str(e))
-
-
-_SHOWN: dict = {}  # expression -> its string, shared by the observations of this process
-_TEXT: dict = {}
-
-
-def _remembered(memo: dict, e, make) -> str:
-    s = memo.get(e)
-    if s is None:
-        if len(memo) > 50_000:  # a bound on memory over a long campaign
-            memo.clear()
-        s = memo[e] = make()
-    return s
+    return str(e)
