@@ -145,6 +145,8 @@ def test_planted_bug_is_found_and_blamed(opt, planted_everywhere):
 
 def test_a_blame_on_two_toggles_is_their_two_plants(planted_everywhere):
     pairs = sorted(b for b in _blamed(planted_everywhere) if "+" in b)
+    if not pairs:  # seed 0's 2000 programs meet one (relationals+skip-static); none: nothing to check
+        pytest.skip("no blame on two toggles in this campaign")
     for blame in pairs:
         for bug in _blamed_on(planted_everywhere, blame):
             _assert_caused_by_its_plants(bug, blame)
