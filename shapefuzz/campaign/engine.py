@@ -155,6 +155,8 @@ class Campaign:
 
     # ---- driving ---------------------------------------------------------------------------
     def elapsed(self) -> float:
+        if not self.t0:  # not running yet (workers starting): the clock has not begun
+            return self.offset_s
         return time.monotonic() - self.t0 + self.offset_s
 
     def _out_of_time(self) -> bool:

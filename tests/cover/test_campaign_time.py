@@ -252,3 +252,14 @@ def test_a_confirmation_without_time_for_a_reduction_gets_less_than_the_reducer_
     assert seen[1] > 90.0  # time enough: the reducer may reduce
     c.close()
     long.close()
+
+
+def test_before_it_runs_a_campaign_has_used_no_time():
+    """The progress line shows the campaign while its workers start, before run() sets its
+    clock: then the whole budget is left (it showed the monotonic clock: '0 s left')."""
+    from shapefuzz.campaign.progress import snapshot_of
+
+    camp = Campaign(CampaignSettings((("make_fx", "default"),), budget_s=60, seed=1), None)
+    camp.phase = "starting"
+    assert camp.elapsed() == 0.0
+    assert snapshot_of(camp, 60).line().startswith("starting  60 s left  programs 0  valid -")
