@@ -12,6 +12,7 @@ from hypothesis import target
 from hypothesis.errors import InvalidArgument
 
 from shapefuzz.ops import all_ops
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.program import Program
 
 from .context import GenContext, SkipOp, StopGeneration
@@ -56,7 +57,7 @@ def _programs(draw, settings: GenSettings, ops) -> Program:
         # A continue-flag per step (not a drawn count) lets the shrinker delete steps.
         if ctx.instrs and not draw(st.integers(0, 5)):
             break
-        op = draw(st.sampled_from(ops))
+        op = draw(sampled_from(ops))
         try:
             op.generate(ctx, draw)
         except SkipOp:

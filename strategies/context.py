@@ -13,6 +13,7 @@ from typing import Any
 import hypothesis.strategies as st
 
 from shapefuzz.ops import get_op
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.scalar import LARGE_CONSTANTS
 from shapefuzz.program import SYMINT, InputSpec, Instr, Ref, VType
 from shapefuzz.program.interp import make_tensor
@@ -74,7 +75,7 @@ class GenContext:
         # Half the time the newest candidate (deep chains); shrinking moves toward the oldest.
         if len(cands) > 1 and draw(st.booleans()):
             return cands[-1]
-        return draw(st.sampled_from(cands))
+        return draw(sampled_from(cands))
 
     def pick_tensor(self, draw, dtypes: tuple[str, ...] = (), min_rank: int = 0,
                     max_rank: int | None = None, pred=None) -> Ref | None:
@@ -95,7 +96,7 @@ class GenContext:
     def _fresh_sym(self, draw) -> Ref | None:
         ints = self.refs_of(dtypes=("int", "bool"))
         if ints and draw(st.booleans()):
-            return self.emit("item", (draw(st.sampled_from(ints)), "sum"))[0]
+            return self.emit("item", (draw(sampled_from(ints)), "sum"))[0]
         x = self.pick_tensor(draw, min_rank=1)
         if x is None:
             return None
@@ -110,7 +111,7 @@ class GenContext:
         def ok(v):
             return lo_ <= v <= hi_
 
-        how = draw(st.sampled_from(["literal", "sym", "derived"] if not prefer_sym else
+        how = draw(sampled_from(["literal", "sym", "derived"] if not prefer_sym else
                                    ["sym", "derived", "literal"]))
         if how != "literal":
             cands = self.sym_refs(ok)
@@ -128,7 +129,7 @@ class GenContext:
         a = self.pick_sym(draw)
         if a is None:
             return None
-        form = draw(st.sampled_from(["half", "even", "ceil_half", "minus1", "diff", "min", "scaled_mod"]))
+        form = draw(sampled_from(["half", "even", "ceil_half", "minus1", "diff", "min", "scaled_mod"]))
         if form == "half":
             return self.emit("binop", ("//", a, 2))[0]
         if form == "even":
@@ -138,8 +139,8 @@ class GenContext:
         if form == "minus1":
             return self.emit("binop", ("-", a, 1))[0]
         if form == "scaled_mod":
-            scaled = self.emit("binop", ("*", draw(st.sampled_from(LARGE_CONSTANTS)), a))[0]
-            return self.emit("binop", ("%", scaled, draw(st.sampled_from(LARGE_CONSTANTS))))[0]
+            scaled = self.emit("binop", ("*", draw(sampled_from(LARGE_CONSTANTS)), a))[0]
+            return self.emit("binop", ("%", scaled, draw(sampled_from(LARGE_CONSTANTS))))[0]
         b = self.pick_sym(draw)
         if b is None:
             return None

@@ -5,9 +5,11 @@ size and just past one)."""
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import hypothesis.strategies as st
 
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.program import InputSpec
 
 from .settings import GenSettings
@@ -17,31 +19,43 @@ __all__ = ["data_for", "input_spec", "input_specs"]
 
 @st.composite
 def input_spec(draw, settings: GenSettings, name: str, sizes_seen: tuple[int, ...] = ()) -> InputSpec:
-    dtype = draw(st.sampled_from(["float", "int", "bool"]))
+    dtype = draw(sampled_from(["float", "int", "bool"]))
     rank = draw(st.integers(0 if dtype == "float" else 1, settings.max_rank))
-    big = st.integers(2, settings.max_size)
-    size = st.one_of(big, big, big, st.sampled_from([0, 1]))  # a quarter 0/1 (specialized) sizes
+    size = _size(settings.max_size)
     shape = tuple(draw(size) for _ in range(rank))
     while math.prod(shape) > settings.max_numel:
         shape = shape[:-1]
-    dims = tuple(draw(st.sampled_from(settings.dim_kinds)) for _ in shape)
+    dims = tuple(draw(sampled_from(settings.dim_kinds)) for _ in shape)
     data = draw(data_for(dtype, shape, sizes_seen + shape))
     return InputSpec(name, dtype, shape, dims, data)
 
 
+@lru_cache(maxsize=64)  # one strategy per max_size (Note [cached strategies])
+def _size(max_size: int) -> st.SearchStrategy[int]:
+    big = st.integers(2, max_size)
+    return st.one_of(big, big, big, sampled_from([0, 1]))  # a quarter 0/1 (specialized) sizes
+
+
 def data_for(dtype: str, shape: tuple[int, ...], sizes: tuple[int, ...] = ()) -> st.SearchStrategy:
     n = math.prod(shape)
+    if dtype == "int":
+        near = tuple(sorted({v for s in sizes for v in (s, s + 1, s - 1)} | {0, 1, 2, 3, -1, -2}))
+        return _data(dtype, n, near)
+    return _data(dtype, n, ())
+
+
+@lru_cache(maxsize=4096)  # Note [cached strategies] (shapefuzz/ops/choices.py)
+def _data(dtype: str, n: int, near: tuple[int, ...]) -> st.SearchStrategy:
     if dtype == "float":
         return st.lists(st.integers(-3, 3).map(float), min_size=n, max_size=n).map(tuple)
     if dtype == "int":
-        near = sorted({v for s in sizes for v in (s, s + 1, s - 1)} | {0, 1, 2, 3, -1, -2})
-        return st.lists(st.sampled_from(near), min_size=n, max_size=n).map(tuple)
+        return st.lists(sampled_from(near), min_size=n, max_size=n).map(tuple)
     return _mask(n)
 
 
 @st.composite
 def _mask(draw, n: int) -> tuple[bool, ...]:
-    kind = draw(st.sampled_from(["some", "none", "all", "one"]))
+    kind = draw(sampled_from(["some", "none", "all", "one"]))
     if kind == "none" or n == 0:
         return (False,) * n
     if kind == "all":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import ASK_MODES, BINOPS, COMPARE, QInstr, QProgram
 
@@ -48,16 +49,16 @@ class _QGen:
         if cands and draw(st.integers(0, 3)):
             if draw(st.booleans()):
                 return Ref(cands[-1])
-            return Ref(draw(st.sampled_from(cands)))
+            return Ref(draw(sampled_from(cands)))
         if hi is None and not draw(st.integers(0, 4)):
-            return draw(st.sampled_from(LARGE_CONSTANTS))
+            return draw(sampled_from(LARGE_CONSTANTS))
         return draw(st.integers(1 if lo == 1 else -2, 4 if hi is None else max(hi, 1)))
 
     def val(self, a):
         return self.vals[a.index] if isinstance(a, Ref) else a
 
     def binop(self) -> None:
-        op = self.draw(st.sampled_from(sorted(BINOPS)))
+        op = self.draw(sampled_from(sorted(BINOPS)))
         a = self.operand()
         b = self.operand(lo=1) if op in ("//", "%") else self.operand()
         if op in ("//", "%") and self.val(b) <= 0:
@@ -72,18 +73,18 @@ class _QGen:
         same = [Ref(k) for k, v in enumerate(self.vals) if v == self.val(a) and k != a.index]
         if same and not draw(st.integers(0, 3)):
             # two values that are equal here: equality guards and replacements (s0 == s1 + 2)
-            cmp, b = draw(st.sampled_from(["==", "==", "!=", ">=", "<="])), draw(st.sampled_from(same))
+            cmp, b = draw(sampled_from(["==", "==", "!=", ">=", "<="])), draw(sampled_from(same))
         elif draw(st.booleans()):
-            cmp, b = draw(st.sampled_from(_SEED_PATTERNS))
+            cmp, b = draw(sampled_from(_SEED_PATTERNS))
         else:
-            cmp, b = draw(st.sampled_from(sorted(COMPARE))), self.operand()
+            cmp, b = draw(sampled_from(sorted(COMPARE))), self.operand()
         holds = COMPARE[cmp](self.val(a), self.val(b))
         if kind == "check":
             if not holds and draw(st.integers(0, 9)):  # mostly true checks: valid programs
                 cmp = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}[cmp]
             self.emit(QInstr("check", (cmp, a, b)))
         else:
-            self.last_ask = QInstr("ask", (draw(st.sampled_from(ASK_MODES)), cmp, a, b))
+            self.last_ask = QInstr("ask", (draw(sampled_from(ASK_MODES)), cmp, a, b))
             self.emit(self.last_ask)
             if not draw(st.integers(0, 3)):
                 self.decide(cmp, a, b, holds)
@@ -108,17 +109,17 @@ class _QGen:
         refs = [k for k, v in enumerate(self.vals) if v >= 0 or not draw(st.integers(0, 9))]
         if not refs:
             return
-        k = draw(st.sampled_from(refs[-3:]))
+        k = draw(sampled_from(refs[-3:]))
         leaves = [j for j in self.unbacked if j in refs]
         if not leaves or draw(st.booleans()):
             self.emit(QInstr("check_is_size", (Ref(k),)))
         else:
             # as torch._constrain_as_size is used: on an unbacked value (an item() result); on a
             # backed symbol torch narrows the range without a guard (its own TODO says so)
-            k = draw(st.sampled_from(leaves[-3:]))
+            k = draw(sampled_from(leaves[-3:]))
             v = self.vals[k]
-            lo = v - draw(st.sampled_from([0, 0, 1, 2, 5, v, v + 1]))
-            hi = max(lo, v + draw(st.sampled_from([0, 1, 3, 8, 64, 1024])))
+            lo = v - draw(sampled_from([0, 0, 1, 2, 5, v, v + 1]))
+            hi = max(lo, v + draw(sampled_from([0, 1, 3, 8, 64, 1024])))
             self.emit(QInstr("constrain_range", (Ref(k), lo, hi)))
         self.ask_again()
 
@@ -126,12 +127,12 @@ class _QGen:
 @st.composite
 def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
     g = _QGen(draw)
-    hint = st.one_of(st.integers(2, max_hint), st.integers(2, max_hint), st.sampled_from([0, 1]))
-    uval = st.sampled_from([0, 1, 2, 3, -1, 5, 8])
+    hint = st.one_of(st.integers(2, max_hint), st.integers(2, max_hint), sampled_from([0, 1]))
+    uval = sampled_from([0, 1, 2, 3, -1, 5, 8])
     for _ in range(max_ops):
         if g.instrs and not draw(st.integers(0, 9)):
             break
-        kind = draw(st.sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check",
+        kind = draw(sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check",
                                      "size_fact"]))
         if kind == "backed" or (not g.vals and kind != "unbacked"):
             h = draw(hint)

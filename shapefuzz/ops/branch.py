@@ -39,6 +39,7 @@ from shapefuzz.ops.base import (
     get_op,
     register,
 )
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.scalar import COMPARE, NEGATE, sym_compare
 from shapefuzz.program import SYMINT, ProgramError
 
@@ -297,9 +298,9 @@ class Branch(Op):
         raise TypeError("branch is a statement; use statement()")
 
     def generate(self, ctx, draw):
-        mode = draw(st.sampled_from(MODES))
+        mode = draw(sampled_from(MODES))
         names = OBLIVIOUS_PATTERNS if mode == "guard_size_oblivious" else sorted(PATTERNS)
-        p = PATTERNS[draw(st.sampled_from(names))]
+        p = PATTERNS[draw(sampled_from(names))]
         if p.kinds == ("int", "int"):
             a = ctx.pick_sym(draw)
             if a is None:
@@ -324,5 +325,5 @@ class Branch(Op):
             shape = ctx.val(x).shape
             ys = ctx.refs_of(dtype=ctx.type(x).dtype, pred=lambda t: t.dim() == len(shape) and all(
                 a == b for k, (a, b) in enumerate(zip(t.shape, shape)) if k != d))
-            ops = (x, draw(st.sampled_from(ys)), d)
+            ops = (x, draw(sampled_from(ys)), d)
         ctx.emit(self.name, (mode, p.name) + ops)

@@ -15,6 +15,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_choice, expect_int, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.program import ProgramError, VType
 
 __all__ = ["ARMS", "CMPS"]
@@ -95,6 +96,6 @@ class Cond(Op):
                 return
         v = ctx.val(a)
         # the boundary values make both outcomes reachable across replays
-        b = draw(st.sampled_from([v - 1, v, v + 1, 0, 1, 2]))
-        ctx.emit(self.name, (x, a, draw(st.sampled_from(sorted(CMPS))), b,
-                             draw(st.sampled_from(sorted(ARMS)))))
+        b = draw(sampled_from([v - 1, v, v + 1, 0, 1, 2]))
+        ctx.emit(self.name, (x, a, draw(sampled_from(sorted(CMPS))), b,
+                             draw(sampled_from(sorted(ARMS)))))

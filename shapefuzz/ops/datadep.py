@@ -6,6 +6,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.layout import pick_tensor_dim
 from shapefuzz.ops.pointwise import broadcast_shapes
 from shapefuzz.ops.scalar import COMPARE
@@ -88,7 +89,7 @@ def _emit_mask(ctx, draw):
     x = ctx.pick_tensor(draw, dtypes=("float", "int"))
     if x is None:
         return None
-    return ctx.emit("mask", (x, draw(st.sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
+    return ctx.emit("mask", (x, draw(sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
 
 
 @register
@@ -119,9 +120,9 @@ class MaskedSelect(Op):
             return
         shape = ctx.val(x).shape
         masks = ctx.refs_of(dtype="bool", pred=lambda t: t.shape == shape)
-        m = draw(st.sampled_from(masks)) if masks and draw(st.booleans()) else None
+        m = draw(sampled_from(masks)) if masks and draw(st.booleans()) else None
         if m is None:
-            cmp = draw(st.sampled_from(sorted(COMPARE)))
+            cmp = draw(sampled_from(sorted(COMPARE)))
             if ctx.type(x).dtype == "bool":
                 return
             m = ctx.emit("mask", (x, cmp, draw(st.integers(-1, 2))))[0]
@@ -165,10 +166,10 @@ class IndexSelect(Op):
 
         cands = ctx.refs_of(dtype="int", pred=in_range)
         if cands and draw(st.booleans()):
-            idx = draw(st.sampled_from(cands))
+            idx = draw(sampled_from(cands))
         elif n > 0 and draw(st.booleans()):
             mask = ctx.emit("mask", (ctx.emit("arange", (ctx.emit("size", (x, d))[0],))[0],
-                                     draw(st.sampled_from(["<", ">", "!="])), draw(st.integers(0, 2))))[0]
+                                     draw(sampled_from(["<", ">", "!="])), draw(st.integers(0, 2))))[0]
             idx = ctx.emit("select", (ctx.emit("nonzero", (mask,))[0], 1, 0))[0]
         else:
             idx = ctx.emit("arange", (ctx.pick_int(draw, 0, n),))[0]

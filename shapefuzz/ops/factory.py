@@ -6,6 +6,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_int, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.layout import expect_ints, tup
 from shapefuzz.program import SYMINT, ProgramError, VType
 
@@ -92,7 +93,7 @@ def _fill_type(fill) -> str:
 
 def _pick_fill(ctx, draw, dtype: str):
     if dtype == "float":
-        return draw(st.sampled_from([0.0, 1.5, -2.0]))
+        return draw(sampled_from([0.0, 1.5, -2.0]))
     if dtype == "bool":
         return None
     return ctx.pick_int(draw, -2, 8) if draw(st.booleans()) else draw(st.integers(-2, 8))
@@ -128,7 +129,7 @@ class Full(Op):
     def generate(self, ctx, draw):
         rank = draw(st.integers(1, ctx.settings.max_rank))
         size = tuple(ctx.pick_int(draw, 0, ctx.settings.max_size, prefer_sym=True) for _ in range(rank))
-        ctx.emit(self.name, (size, _pick_fill(ctx, draw, draw(st.sampled_from(["float", "int"])))))
+        ctx.emit(self.name, (size, _pick_fill(ctx, draw, draw(sampled_from(["float", "int"])))))
 
 
 @register

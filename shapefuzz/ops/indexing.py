@@ -6,6 +6,7 @@ from __future__ import annotations
 import hypothesis.strategies as st
 
 from shapefuzz.ops.base import Op, expect_int, expect_tensor, get_op, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.datadep import _data_dependent_count
 from shapefuzz.ops.scalar import COMPARE
 from shapefuzz.program import SYMINT, ProgramError, VType
@@ -55,9 +56,9 @@ class BoolIndex(Op):
         masks = ctx.refs_of(dtype="bool", min_rank=1,
                             pred=lambda t: tuple(t.shape) == shape[:t.dim()])
         if masks and draw(st.booleans()):
-            m = draw(st.sampled_from(masks))
+            m = draw(sampled_from(masks))
         elif ctx.type(x).dtype != "bool":
-            m = ctx.emit("mask", (x, draw(st.sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
+            m = ctx.emit("mask", (x, draw(sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
         else:
             m = x
         ctx.emit(self.name, (x, m))
@@ -135,12 +136,12 @@ class TensorIndex(Op):
 
         cands = ctx.refs_of(dtype="int", pred=in_range)
         if cands and draw(st.booleans()):
-            idx = draw(st.sampled_from(cands))
+            idx = draw(sampled_from(cands))
         else:  # the positions of a data-dependent mask: nonzero(...)[:, 0]
             if ctx.type(x).dtype == "bool" or n == 0:
                 return
             mask = ctx.emit("mask", (ctx.emit("arange", (ctx.emit("size", (x, 0))[0],))[0],
-                                     draw(st.sampled_from(["<", ">", "!="])), draw(st.integers(0, 2))))[0]
+                                     draw(sampled_from(["<", ">", "!="])), draw(st.integers(0, 2))))[0]
             idx = ctx.emit("select", (ctx.emit("nonzero", (mask,))[0], 1, 0))[0]
         ctx.emit(self.name, (x, idx))
 

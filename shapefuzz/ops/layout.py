@@ -7,6 +7,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.program import ProgramError, VType
 
 __all__ = ["infer_size", "pick_tensor_dim", "tup"]
@@ -34,7 +35,7 @@ def pick_tensor_dim(ctx, draw, pred=None, **kw):
     if x is None:
         return None, None
     dims = [d for d in range(ctx.type(x).rank) if pred is None or pred(ctx.val(x).shape[d])]
-    return (x, draw(st.sampled_from(dims))) if dims else (None, None)
+    return (x, draw(sampled_from(dims))) if dims else (None, None)
 
 
 def infer_size(s, shape, numel) -> tuple:
@@ -124,14 +125,14 @@ class _Reshape(Op):
             return
         t = ctx.val(x)
         numel, rank = t.numel(), t.dim()
-        kind = draw(st.sampled_from(["flatten", "keep_first", "by_k", "unit", "merge"]))
+        kind = draw(sampled_from(["flatten", "keep_first", "by_k", "unit", "merge"]))
         if kind == "flatten":
             shape = (-1,)
         elif kind == "keep_first" and rank >= 1:
             shape = (ctx.emit("size", (x, 0))[0], -1)
         elif kind == "by_k" and numel > 0:
             ks = [k for k in (1, 2, 3, 4) if numel % k == 0]
-            k = draw(st.sampled_from(ks))
+            k = draw(sampled_from(ks))
             shape = (-1, k) if draw(st.booleans()) else (k, -1)
         elif kind == "merge" and rank >= 2:
             i = draw(st.integers(0, rank - 2))

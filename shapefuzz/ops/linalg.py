@@ -13,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from shapefuzz.ops.base import Op, expect_choice, expect_tensor, get_op, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.pointwise import broadcast_shapes
 from shapefuzz.program import ProgramError, VType
 
@@ -76,7 +77,7 @@ class Matmul(Op):
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw, dtypes=FLOAT, min_rank=1, max_rank=3)
         if x is not None:
-            ctx.emit(self.name, (x, _other_operand(ctx, draw, x, draw(st.sampled_from([1, 2])))))
+            ctx.emit(self.name, (x, _other_operand(ctx, draw, x, draw(sampled_from([1, 2])))))
 
 
 def _bmm_operands(ctx, draw):
@@ -222,7 +223,7 @@ class Attention(Op):
             n = ctx.val(q).shape[seq]
             length = ctx.pick_int(draw, 0, n, prefer_sym=True)
             kv = ctx.emit("narrow", (q, seq, 0, length))[0]
-        ctx.emit(self.name, (q, kv, kv, draw(st.sampled_from(sorted(SDPA_MODES)))))
+        ctx.emit(self.name, (q, kv, kv, draw(sampled_from(sorted(SDPA_MODES)))))
 
 
 def _no_mod(score, b, h, q_idx, kv_idx):
@@ -287,4 +288,4 @@ class FlexAttention(Op):
         if draw(st.booleans()):
             n = ctx.val(q).shape[2]
             kv = ctx.emit("narrow", (q, 2, 0, ctx.pick_int(draw, 1, max(n, 1), prefer_sym=True)))[0]
-        ctx.emit(self.name, (q, kv, kv, draw(st.sampled_from(sorted(SCORE_MODS)))))
+        ctx.emit(self.name, (q, kv, kv, draw(sampled_from(sorted(SCORE_MODS)))))

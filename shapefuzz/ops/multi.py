@@ -6,6 +6,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, get_op, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.layout import pick_tensor_dim
 from shapefuzz.program import ProgramError, VType
 
@@ -69,7 +70,7 @@ class Cat(Op):
 
         others = [r for r in ctx.refs_of(dtype=dtype, pred=fits)]
         n = draw(st.integers(1, 2))
-        xs = (x,) + tuple(draw(st.sampled_from(others)) for _ in range(n))
+        xs = (x,) + tuple(draw(sampled_from(others)) for _ in range(n))
         ctx.emit(self.name, (xs, d))
 
 

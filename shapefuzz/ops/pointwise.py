@@ -6,6 +6,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.layout import pick_tensor_dim
 from shapefuzz.program import ProgramError, VType
 
@@ -128,7 +129,7 @@ class _Arith(Op):
                 return False
 
         others = ctx.refs_of(pred=broadcasts, dtypes=("float", "int"))
-        b = draw(st.sampled_from(others))
+        b = draw(sampled_from(others))
         ctx.emit(self.name, (a, b) if draw(st.booleans()) else (b, a))
 
 
@@ -170,5 +171,5 @@ class Cast(Op):
     def generate(self, ctx, draw):
         x = ctx.pick_tensor(draw)
         if x is not None:
-            dt = draw(st.sampled_from([d for d in sorted(CASTS) if d != ctx.type(x).dtype]))
+            dt = draw(sampled_from([d for d in sorted(CASTS) if d != ctx.type(x).dtype]))
             ctx.emit(self.name, (x, dt))

@@ -9,6 +9,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.program import SYMINT, ProgramError
 
 __all__ = ["BINOPS", "COMPARE", "LARGE_CONSTANTS", "NEGATE", "constant", "sym_compare"]
@@ -42,7 +43,7 @@ def constant(draw, lo: int, hi: int) -> int:
     (Note [large constants]), negated when lo < 0 allows negative values."""
     if draw(st.integers(0, 3)):
         return draw(st.integers(lo, hi))
-    c = draw(st.sampled_from(LARGE_CONSTANTS))
+    c = draw(sampled_from(LARGE_CONSTANTS))
     return -c if lo < 0 and draw(st.booleans()) else c
 
 
@@ -144,7 +145,7 @@ class Item(Op):
         return (s.unbacked(),)
 
     def generate(self, ctx, draw):
-        mode = draw(st.sampled_from(sorted(ITEM_MODES)))
+        mode = draw(sampled_from(sorted(ITEM_MODES)))
         dtypes = ("int", "bool") if mode == "sum" else ("int",)
         nonempty = (lambda t: t.numel() > 0) if mode != "sum" else None
         x = ctx.pick_tensor(draw, dtypes=dtypes, pred=nonempty)
@@ -180,7 +181,7 @@ class BinOp(Op):
         a = ctx.pick_sym(draw)
         if a is None:
             return
-        op = draw(st.sampled_from(sorted(BINOPS)))
+        op = draw(sampled_from(sorted(BINOPS)))
         lo, hi = (1, 4) if op in ("//", "%") else (-2, 4) if op in ("+", "-", "max", "min") else (0, 3)
         b = ctx.pick_int(draw, lo, hi)
         if isinstance(b, int) and not isinstance(b, bool):
@@ -230,7 +231,7 @@ class Check(Op):
         true_cmps = sorted(c for c, f in COMPARE.items() if f(av, bv))
         # Mostly true checks (valid programs); sometimes a false one, for error agreement.
         cmps = true_cmps if draw(st.integers(0, 19)) else sorted(COMPARE)
-        ctx.emit(self.name, (draw(st.sampled_from(cmps)), a, b), n_out=0)
+        ctx.emit(self.name, (draw(sampled_from(cmps)), a, b), n_out=0)
 
 
 @register

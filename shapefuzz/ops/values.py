@@ -16,6 +16,7 @@ import hypothesis.strategies as st
 import torch
 
 from shapefuzz.ops.base import Op, expect_choice, expect_int, expect_tensor, register
+from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.scalar import COMPARE, sym_compare
 from shapefuzz.program import SYMINT, ProgramError, VType
 
@@ -43,8 +44,8 @@ def _pick_cond(ctx, draw):
     if a is None:
         return None
     v = ctx.val(a)
-    b = draw(st.sampled_from([v - 1, v, v + 1, 0, 1, 2]))
-    return draw(st.sampled_from(sorted(COMPARE))), a, b
+    b = draw(sampled_from([v - 1, v, v + 1, 0, 1, 2]))
+    return draw(sampled_from(sorted(COMPARE))), a, b
 
 
 @register
@@ -86,7 +87,7 @@ class CondInt(Op):
         cond = _pick_cond(ctx, draw)
         if cond is None:
             return
-        mode = draw(st.sampled_from(COND_INT_MODES))
+        mode = draw(sampled_from(COND_INT_MODES))
         t, f = (1, 0) if mode == "int" else (draw(st.integers(0, 4)), draw(st.integers(0, 4)))
         ctx.emit(self.name, (mode, *cond, t, f))
 
@@ -138,7 +139,7 @@ class CondTensor(Op):
         cond = _pick_cond(ctx, draw)
         if cond is None:
             return
-        mode = draw(st.sampled_from(COND_TENSOR_MODES))
+        mode = draw(sampled_from(COND_TENSOR_MODES))
         if mode == "tensor":
             ctx.emit(self.name, (mode, *cond, None, None))
             return
@@ -147,5 +148,5 @@ class CondTensor(Op):
             return
         m = None
         if mode == "where":
-            m = ctx.emit("mask", (x, draw(st.sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
+            m = ctx.emit("mask", (x, draw(sampled_from(sorted(COMPARE))), draw(st.integers(-1, 2))))[0]
         ctx.emit(self.name, (mode, *cond, x, m))
