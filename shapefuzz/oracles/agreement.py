@@ -63,7 +63,9 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
         k, key, why = diff
         out.append(Finding(ORACLE, "critical", obs.system, obs.config, k,
                            f"{obs.system} disagrees with eager on the traced inputs ({k})", why,
-                           signature(ORACLE, k, obs, key, _diverging_root(obs))))
+                           signature(ORACLE, k, obs, key)))
+        if obs.diverges:  # Note [root cause]: one bug, one bucket, whatever its symptom
+            return [_root_finding(obs, out[-1])]
     if obs.reference.ok and obs.artifact.ok:
         for k, (v, got, expr) in enumerate(zip(obs.reference.values, obs.out_eval, obs.out_exprs)):
             if k in undefined and v.kind == "int":
@@ -81,20 +83,22 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
     return out
 
 
-def _diverging_root(obs: Observation) -> str:
-    return root_where(obs.diverges[0], family=obs.diverges[1]) if obs.diverges else ""
-
-
 def _root_finding(obs: Observation, final: Finding) -> Finding:
-    """Note [root cause]: a wrong symbolic output shape, bucketed by the first instruction whose
-    symbolic result differs from eager's, whichever way it reached the outputs (broadcast,
-    summed ...): the signature holds that instruction's op and what is wrong with its result."""
+    """Note [root cause]: a wrong symbolic output shape, or an artifact that returns another
+    shape or value than eager, bucketed by the first instruction whose symbolic result differs
+    from eager's, whichever way it reached the outputs (broadcast, summed ...) and whichever
+    symptom it showed there: the signature holds that instruction's op and what is wrong with
+    its result. (A squeeze that keeps an unbacked dim of size 1 gives a wrong symbolic shape
+    when returned, and a graph that returns another shape than eager when broadcast afterwards:
+    one bug.) `final` is the symptom at the outputs: its kind stays the finding's (what the
+    repro checks), its detail follows."""
     op, family, expr, got, want = obs.diverges
     kind = "tensor" if expr.lstrip().startswith("[") else "int"
     return Finding(
-        ORACLE, "critical", obs.system, obs.config, "symbolic-shape",
+        ORACLE, "critical", obs.system, obs.config, final.kind,
         f"{obs.system}'s symbolic shape of {op} evaluates to {got}, eager gives {want}",
-        f"first wrong: {op} ({family}): symbolic {expr} = {got}; eager {want}\n{final.detail}",
+        f"first wrong: {op} ({family}): symbolic {expr} = {got}; eager {want}\n"
+        f"at the outputs ({final.kind}): {final.detail}",
         signature(ORACLE, "symbolic-shape", obs, kind, root_where(op, family=family),
                   shape=mismatch_shape(expr, got, want)))
 

@@ -199,6 +199,27 @@ def test_squeeze_bug_is_one_bucket_whatever_happens_downstream():
     assert known_note(load_known(), next(iter(want)))
 
 
+def test_squeeze_bug_is_one_bucket_when_the_graph_also_returns_another_shape():
+    """reports/torch-2.13/cases/squeeze-unbacked-wrong-shape-make_fx: x.squeeze(1) keeps the
+    unbacked dim of size 1 ([0, u0, 6]), then a view by the squeezed tensor's own sizes: the
+    graph returns [0, 1, 1] where eager gives [0, 6, 1]. Its final symptom is the artifact's
+    output (wrong-shape), the root cause the squeeze's: one finding, in the squeeze's bucket;
+    its kind stays the symptom the repro checks."""
+    x0 = {"data": [], "dims": ["static", "unbacked", "static"], "dtype": "bool", "name": "x0", "shape": [0, 1, 6]}
+    instrs = [{"args": [{"v": 0}, 1], "n_out": 1, "op": "squeeze"},
+              {"args": [{"v": 0}, 0], "n_out": 1, "op": "size"},
+              {"args": [{"v": 2}], "n_out": 0, "op": "check_is_size"},
+              {"args": [{"v": 1}, 0], "n_out": 1, "op": "size"},
+              {"args": [{"v": 1}, 1], "n_out": 1, "op": "size"},
+              {"args": [{"v": 1}, [{"v": 3}, {"v": 4}, 1]], "n_out": 1, "op": "view"}]
+    from shapefuzz.program.kinds import load_program
+
+    p = load_program({"inputs": [x0], "instrs": instrs, "outputs": [5], "schema": 1})
+    found = evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings
+    assert [f.key for f in found] == ["eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze"]
+    assert found[0].kind == "wrong-shape" and "at the outputs (wrong-shape)" in found[0].detail
+
+
 NARROW_LIKE = [{"args": [{"v": 0}, "sum"], "n_out": 1, "op": "item"},
                {"args": ["+", {"v": 1}, 1], "n_out": 1, "op": "binop"},
                {"args": ["//", {"v": 2}, 2], "n_out": 1, "op": "binop"},
