@@ -173,9 +173,9 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
     lines = [f"campaign_bench: --budget {budget:g}, one worker, default configs; torch "
              f"{results[0][1]['torch_version'] if results else '?'}, {platform.machine()}, "
              f"{os.cpu_count()} cores, load average {load}", "",
-             "| campaign | programs | wall s | programs/s | goal | valid | floor s | floor programs/s "
+             "| campaign | programs | wall s | programs/s | goal | search programs/s | valid | floor s | floor programs/s "
              "| wall / floor | generate | wait | worker ready s | oracles | shrink | confirm | startup "
-             "| worker trace | replay | z3 | ipc |", "|" + "---|" * 20]
+             "| worker trace | replay | z3 | ipc |", "|" + "---|" * 21]
     for row, r, fl in results:
         ts, progs = r["time_split"], r["programs"]
         ph, wall = ts["phases_s"], r["bench_wall_s"]
@@ -184,8 +184,10 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
         total = sum(busy.values())
         fsum = sum(v for k, v in fl.items() if k != "errors")
         goal = GOALS.get(row)
+        search = wall - sum(ph.get(k, 0.0) for k in ("startup", "shrink", "confirm", "report"))
         lines.append(
             f"| {row} | {progs} | {wall:.1f} | {progs / wall:.1f} | {goal if goal else '-'} | "
+            f"{progs / search if search > 0 else 0:.1f} | "
             f"{_pct(r['valid_programs'], progs)} | {fsum:.1f} | {progs / fsum if fsum else 0:.1f} | "
             f"{wall / fsum if fsum else 0:.1f}x | {_pct(ph.get('generate', 0.0), wall)} | "
             f"{_pct(ph.get('wait', 0.0), wall)} | {ts.get('first_worker_ready_s', 0.0):.1f} | "
@@ -194,7 +196,8 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
     errors = {row: fl["errors"] for row, _, fl in results if fl.get("errors")}
     lines += ["", f"floor runs that raised (by type; torch's own rejections count too): {errors or 'none'}",
               "", "wall phases: share of the row's wall time (Note [time split]); worker columns: "
-              "share of the worker's busy time. floor: the systems' own traces of the same programs, "
+              "share of the worker's busy time. search programs/s: programs per second of the "
+              "wall time spent searching (without startup, shrinking, confirmation and the report). floor: the systems' own traces of the same programs, "
               "nothing else (benchmarks/campaign_bench.py docstring)."]
     return "\n".join(lines)
 
