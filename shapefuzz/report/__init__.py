@@ -72,12 +72,42 @@ def _headline(d: dict[str, Any]) -> str:
             f"{d['throughput']:.2f} programs/s")
 
 
+#: the bucket table's heading (Note [buckets up to the config])
+BUCKETS_TITLE = "Buckets (one line per root cause: a signature up to its config)"
+
+
 def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per confirmed signature: count, when it was first met, its smallest program's
-    size. Unconfirmed findings are never bucket rows: their repro.py did not show them, so they
-    get their own collapsed section (`unconfirmed_section`)."""
-    rows = [dict(f, status="new" if not f.get("known") else "known") for f in d["findings"]]
+    """One row per root cause: the confirmed findings whose signatures differ only in the config
+    they were met under (Note [buckets up to the config]), with their counts summed, when the
+    first was met, the smallest program and its case. Unconfirmed findings are never bucket rows:
+    their repro.py did not show them, so they get their own collapsed section
+    (`unconfirmed_section`).
+
+    Note [buckets up to the config]: a signature holds its config (Note [signature]), so one
+    torch bug met under four compile configs is four signatures, each with its case and known
+    entry; but it is one thing to act on. The table groups them and lists the configs. A config
+    differential's config is its guilty toggle, a root cause of its own: never grouped."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in d["findings"]:
+        groups.setdefault(root_key(f), []).append(f)
+    rows = []
+    for key, fs in groups.items():
+        best = min(fs, key=lambda f: (f.get("n_instrs", 1 << 30), f["signature"]))
+        first = min(fs, key=lambda f: f.get("first_s", float("inf")))
+        rows.append(dict(best, signature=key, status="new" if any(not f.get("known") for f in fs) else "known",
+                         count=sum(f.get("count", 1) for f in fs),
+                         configs=sorted({f.get("config", "") for f in fs}),
+                         **{k: first[k] for k in ("first_s", "first_program") if k in first}))
     return sorted(rows, key=lambda r: (r["status"] != "new", -r.get("count", 1), r["signature"]))
+
+
+def root_key(f: dict[str, Any]) -> str:
+    """A finding's signature with its config as `*` (Note [buckets up to the config])."""
+    sig, system, config = f["signature"], f.get("system", ""), f.get("config", "")
+    one = f":{system}:{config}"
+    if f.get("oracle") == "config-differential" or not config or one + ":" not in sig + ":":
+        return sig
+    return sig.replace(one, f":{system}:*", 1) if (sig + ":").count(one + ":") == 1 else sig
 
 
 def case_href(case_dir: str) -> str:
@@ -130,12 +160,13 @@ def _md_buckets(d: dict[str, Any]) -> list[str]:
     rows = bucket_rows(d)
     if not rows:
         return []
-    out = ["## Buckets (one line per signature)", "",
-           "| status | count | first seen | smallest program | signature | case |", "|---|---:|---|---:|---|---|"]
+    out = [f"## {BUCKETS_TITLE}", "",
+           "| status | count | first seen | smallest program | signature | configs | case |",
+           "|---|---:|---|---:|---|---|---|"]
     for r in rows:
         first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
         out.append(f"| {r['status']} | {r.get('count', 1)} | {first} | {r.get('n_instrs', '-')} instrs | "
-                   f"`{r['signature']}` | {_case_link(r['case_dir'])} |")
+                   f"`{r['signature']}` | {', '.join(r['configs'])} | {_case_link(r['case_dir'])} |")
     return out + [""]
 
 
@@ -233,13 +264,15 @@ def _html_buckets(d: dict[str, Any]) -> list[str]:
     if not rows:
         return ["<h2>Buckets</h2><p>No finding.</p>"]
     esc = html.escape
-    out = [("<h2>Buckets (one line per signature)</h2><div class='wide'><table id='buckets'><tr><th>status</th><th>count</th>"
-           "<th>first seen</th><th>smallest program</th><th>signature</th><th>blame</th><th>case</th></tr>")]
+    out = [(f"<h2>{BUCKETS_TITLE}</h2><div class='wide'><table id='buckets'><tr><th>status</th><th>count</th>"
+           "<th>first seen</th><th>smallest program</th><th>signature</th><th>configs</th><th>blame</th>"
+           "<th>case</th></tr>")]
     for r in rows:
         first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
         out.append(f"<tr class='{esc(r['status'])}'><td>{esc(r['status'])}</td><td>{r.get('count', 1)}</td>"
                    f"<td>{esc(first)}</td><td>{esc(str(r.get('n_instrs', '-')))} instrs</td>"
-                   f"<td><code>{esc(r['signature'])}</code></td><td>{esc(r.get('blame', ''))}</td>"
+                   f"<td><code>{esc(r['signature'])}</code></td><td>{esc(', '.join(r['configs']))}</td>"
+                   f"<td>{esc(r.get('blame', ''))}</td>"
                    f"<td><a href='{esc(case_href(r['case_dir']), quote=True)}'>{esc(case_href(r['case_dir']))}</a>"
                    "</td></tr>")
     return out + ["</table></div>"]

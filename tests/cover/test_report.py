@@ -62,7 +62,7 @@ def report_data(**extra) -> dict:
 def test_markdown_has_buckets_blame_and_coverage(tmp_path):
     write_report(tmp_path, report_data())
     md = (tmp_path / "report.md").read_text()
-    buckets = md.split("## Buckets (one line per signature)")[1].split("## Findings")[0]
+    buckets = md.split("## Buckets (one line per root cause")[1].split("## Findings")[0]
     rows = [r for r in buckets.splitlines() if r.startswith("| ") and "`" in r]
     assert len(rows) == 3  # one line per confirmed signature; unconfirmed ones are never buckets
     assert rows[0].startswith("| new | 7 | 3.2 s (#12) | 2 instrs | `truth:wrong-claim:")
@@ -75,6 +75,31 @@ def test_markdown_has_buckets_blame_and_coverage(tmp_path):
     assert "python /tmp/out/findings/truth-torch-env-0123456789/repro.py" in md
     assert "op families: backed 50, layout 49, datadep 30" in md and "ops: backed 50, narrow 40" in md
     assert "z3 verdicts" not in md  # only when the report has them
+
+
+def test_one_bug_under_several_configs_is_one_bucket_a_guilty_toggle_is_not(tmp_path):
+    """Note [buckets up to the config]: the sym_ite compile bug met under default and aot_eager
+    is one row listing both configs (counts summed, the earliest first-seen, the smaller case);
+    two config differentials blaming other toggles stay two rows."""
+    sig = "eager-agreement:error-where-eager-succeeds:compile:{}:Unsupported@_dynamo/eval_frame.py:compile_wrapper"
+    comp = dict(oracle="eager-agreement", system="compile", blame="")
+    diff = dict(oracle="config-differential", system="torch-env", blame="")
+    d = report_data(findings=[
+        _finding(sig.format("default"), config="default", count=3, n_instrs=4, first_s=9.0, first_program=20,
+                 case_dir="/o/findings/a", **comp),
+        _finding(sig.format("aot_eager"), config="aot_eager", count=2, n_instrs=2, first_s=5.0, first_program=11,
+                 case_dir="/o/findings/b", **comp),
+        _finding("config-differential:config-mismatch:torch-env:expr-cache", config="expr-cache", **diff),
+        _finding("config-differential:config-mismatch:torch-env:smart-sort", config="smart-sort", **diff)])
+    write_report(tmp_path, d)
+    md = (tmp_path / "report.md").read_text()
+    rows = [r for r in md.split("## Buckets")[1].split("## Findings")[0].splitlines() if r.startswith("| new")]
+    assert len(rows) == 3, rows
+    grouped = next(r for r in rows if "compile:*:Unsupported" in r)
+    assert grouped.startswith("| new | 5 | 5.0 s (#11) | 2 instrs |") and "| aot_eager, default |" in grouped
+    assert grouped.endswith("[findings/b](findings/b) |")
+    html = (tmp_path / "report.html").read_text()
+    assert "<td>aot_eager, default</td>" in html
 
 
 def test_z3_verdicts_render_when_present(tmp_path):
