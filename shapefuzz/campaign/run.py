@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -236,7 +237,22 @@ def _time_split(camp: Campaign, elapsed: float) -> dict:
     split["wall_s"] = round(elapsed, 3)
     # part of `wait`: the first worker importing torch and warming up, before any answer
     split["first_worker_ready_s"] = round(getattr(camp.pool, "first_ready_s", 0.0), 3)
+    split["cpu_s"] = campaign_cpu(camp.pool)
     return split
+
+
+def campaign_cpu(pool) -> dict:
+    """Note [campaign CPU]: what a campaign cost in CPU seconds, by process: this one, its
+    reaped children (repro.py confirmations, the reducer), and its workers. Workers are forked
+    from the warm template (Note [zygote]), whose children this process's rusage never sees
+    (`time` on the command undercounts a campaign by its workers: 260 s of 1540 s in one
+    25-minute default campaign), so the pool reads theirs from /proc as each one goes. The
+    template's own torch import (a few seconds) is left out."""
+    t = os.times()
+    out = {"campaign": t.user + t.system, "subprocesses": t.children_user + t.children_system,
+           "workers": pool.cpu_s() if hasattr(pool, "cpu_s") else 0.0}
+    out["total"] = sum(out.values())
+    return {k: round(v, 2) for k, v in out.items()}
 
 
 def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, new: list,

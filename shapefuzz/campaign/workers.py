@@ -214,11 +214,33 @@ class _Worker:
         self.sent = 0.0  # when its task was sent, or when it became ready (Note [time split])
         self.started = time.monotonic()
 
+    def cpu_s(self) -> float:
+        """The worker process's CPU seconds so far (user + system, from /proc) when this
+        process's rusage will not count them: a worker forked from the warm template (Note
+        [zygote]) is the template's child, not ours (Note [campaign CPU]). 0.0 for a worker
+        this process reaps itself (spawned), or where /proc cannot be read."""
+        return process_cpu_s(getattr(self.proc, "pid", None), unless_child_of=os.getpid())
+
     def kill(self) -> None:
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
         self.conn.close()
+
+
+def process_cpu_s(pid: int | None, unless_child_of: int = 0) -> float:
+    """user + system CPU seconds of a live (or not yet reaped) process, 0.0 if unknown or if
+    its parent is `unless_child_of`."""
+    if not pid:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()  # fields[0] is the state, [1] the ppid
+        if int(fields[1]) == unless_child_of:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def _death_message(code: int | None) -> str:
@@ -271,6 +293,7 @@ class WorkerPool:
         #: seconds the first worker took to import torch and warm up (0.0: none ready yet); a
         #: fresh interpreter running a repro.py pays about as much (Note [background confirmation])
         self.first_ready_s = 0.0
+        self.retired_cpu_s = 0.0  # CPU seconds of the workers already gone (cpu_s)
         self.coverage = TorchCoverage()  # Note [torch coverage]
         #: systems whose jobs run in this process, not in a worker (Note [ref in process])
         self.local_systems: tuple[str, ...] = ("ref",)
@@ -280,7 +303,13 @@ class WorkerPool:
     def size(self) -> int:
         return len(self.workers)
 
+    def cpu_s(self) -> float:
+        """CPU seconds of every worker this pool ran, the replaced ones included (Note
+        [campaign CPU])."""
+        return self.retired_cpu_s + sum(w.cpu_s() for w in self.workers)
+
     def close(self) -> None:
+        self.retired_cpu_s = self.cpu_s()
         for w in self.workers:
             try:
                 w.conn.send(None)
@@ -471,6 +500,7 @@ class WorkerPool:
     def _replace(self, wi: int) -> None:
         if self.workers[wi].ahead is not None:  # sent, never read by the worker going away
             self._queue.appendleft(self.workers[wi].ahead)
+        self.retired_cpu_s += self.workers[wi].cpu_s()
         self.workers[wi].kill()
         self.restarts += 1
         self.workers[wi] = _Worker(self._ctx, self._args, self._launch)

@@ -263,3 +263,41 @@ def test_before_it_runs_a_campaign_has_used_no_time():
     camp.phase = "starting"
     assert camp.elapsed() == 0.0
     assert snapshot_of(camp, 60).line().startswith("starting  60 s left  programs 0  valid -")
+
+
+def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
+    """Note [campaign CPU]: a worker forked from the warm template is not this process's child,
+    so its CPU is read from /proc; a process this one reaps itself (a spawned worker, a
+    repro.py) is in os.times()' children and must not be read again."""
+    import os
+    import subprocess
+    import sys
+
+    from shapefuzz.campaign.run import campaign_cpu
+    from shapefuzz.campaign.workers import WorkerPool, process_cpu_s
+
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ninput()"
+    child = subprocess.Popen([sys.executable, "-c", busy], stdin=subprocess.PIPE, text=True)
+    try:
+        while process_cpu_s(child.pid) < 0.25:
+            pass  # it spins 0.3 s of CPU, then waits for a line
+        assert process_cpu_s(child.pid) >= 0.25  # a process's CPU, read from /proc
+        assert process_cpu_s(child.pid, unless_child_of=os.getpid()) == 0.0  # ours: rusage has it
+    finally:
+        child.communicate("\n", timeout=30)
+    assert process_cpu_s(child.pid) == 0.0  # reaped: gone from /proc
+
+    from shapefuzz.campaign.evaluate import evaluate
+    from shapefuzz.program.kinds import load_program
+
+    x = {"data": [1, 2, 3], "dims": ["dynamic"], "dtype": "int", "name": "x0", "shape": [3]}
+    p = load_program({"inputs": [x], "instrs": [{"args": [{"v": 0}, {"v": 0}], "n_out": 1, "op": "add"}],
+                      "outputs": [1], "schema": 1})
+    with WorkerPool(1) as pool:  # forked from the warm template (Note [zygote])
+        evaluate(p, (("make_fx", "default"), ("export", "default")), pool.run_many, n_variants=6)
+        forked = pool.cpu_s()
+        assert forked > 0.0  # traces and replays; the template's own torch import is not counted
+    cpu = campaign_cpu(pool)  # after close: the retired workers' share stays
+    assert cpu["workers"] == round(pool.cpu_s(), 2) >= round(forked, 2)
+    assert cpu["total"] == round(cpu["campaign"] + cpu["subprocesses"] + cpu["workers"], 2)
+    assert campaign_cpu(object())["workers"] == 0.0  # an executor without workers
