@@ -40,11 +40,13 @@ def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[i
         if eager.outcome.kind != "ok":
             return []  # both reject the program
         o = obs.outcome
-        return [Finding(ORACLE, "critical", obs.system, obs.config, "trace-error",
-                        f"{obs.system} raised {o.exc_type} where eager succeeds",
-                        f"{o.exc_type}: {o.message}\n(at {o.frame})",
-                        signature(ORACLE, "trace-error", obs, o.exc_type, o.frame,
-                                  root_where(o.op, o.aten)))]
+        f = Finding(ORACLE, "critical", obs.system, obs.config, "trace-error",
+                    f"{obs.system} raised {o.exc_type} where eager succeeds",
+                    f"{o.exc_type}: {o.message}\n(at {o.frame})",
+                    signature(ORACLE, "trace-error", obs, o.exc_type, o.frame, root_where(o.op, o.aten)))
+        # an instruction before the one that raised already went wrong (a squeeze that kept a
+        # dim, then a permute of the wrong rank): that one is the root cause (Note [root cause])
+        return [_root_finding(obs, f) if obs.diverges else f]
     return _artifact_findings(obs, undefined)
 
 

@@ -125,11 +125,15 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
             tr = trace_history.run_with(lambda: trace_fn(on_branch), asked)
     except Exception as e:
         # oracle 7: was the DDE deserved, by the facts torch held when it raised?
-        axioms, smt = tensor_dde(program, e, envs[-1] if envs else None, fallbacks())
-        history = trace_history.replay(asked, run_values(program, envs[-1] if envs else None,
-                                                         fallbacks()) if asked else {})
-        return Observation(system, config, classify(e), tuple(rec.decisions), axioms=axioms, smt=smt,
-                           history=history, elapsed_s=time.perf_counter() - t0)
+        env = envs[-1] if envs else None
+        axioms, smt = tensor_dde(program, e, env, fallbacks())
+        outcome = classify(e)
+        values = run_values(program, env, fallbacks()) if asked or outcome.kind == "error" else {}
+        history = trace_history.replay(asked, values if asked else {})
+        # Note [root cause]: an instruction before the one that raised may already be wrong
+        diverges = first_divergence(program, env, values, fallbacks()) if outcome.kind == "error" else ()
+        return Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
+                           history=history, diverges=diverges, elapsed_s=time.perf_counter() - t0)
     forced = fallbacks()
     real = interp.make_inputs(program.inputs)
     binder = BindingRecorder(tr.gm, tr.se)
@@ -299,11 +303,17 @@ def run_values(program, traced_env, forced) -> dict:
         return {}
     out = {}
     for sym, val in zip(traced_env, real):
-        pairs = zip(sym.shape, val.shape) if isinstance(sym, torch.Tensor) and isinstance(
-            val, torch.Tensor) else [(sym, val)]
+        if isinstance(sym, torch.Tensor) and isinstance(val, torch.Tensor):
+            if sym.dim() != val.dim():  # a wrong rank (a squeeze that kept a dim) pairs nothing
+                continue
+            pairs = zip(sym.shape, val.shape)
+        else:
+            pairs = [(sym, val)]
         for s, v in pairs:
             if isinstance(s, torch.SymInt) and isinstance(s.node.expr, sympy.Symbol):
-                out[s.node.expr] = sympy.Integer(int(v))
+                # the first value a symbol met is its binding (an input's size, an item()):
+                # a later wrong result must not rebind it
+                out.setdefault(s.node.expr, sympy.Integer(int(v)))
     return out
 
 

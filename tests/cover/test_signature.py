@@ -337,3 +337,34 @@ def test_a_value_torch_cannot_evaluate_at_the_binding_is_no_value():
     v = se.create_symintnode(Mod(256 * u - 256, 7), hint=None)
     assert eval_exprs([v], {u: 0}) == ("",)
     assert eval_exprs([v], {u: 2}) == (str(256 % 7),)
+
+
+_X1 = {"data": [], "dims": ["static", "unbacked", "static"], "dtype": "bool", "name": "x1", "shape": [0, 1, 2]}
+_X0 = {"data": [False], "dims": ["unbacked"], "dtype": "bool", "name": "x0", "shape": [1]}
+_SQUEEZE_THEN_RAISE = {
+    # E1 (seed 211): permute by eager's rank fails on the rank the trace kept
+    "permute": {"inputs": [_X1], "outputs": [2], "schema": 1, "instrs": [
+        {"args": [{"v": 0}, 1], "n_out": 1, "op": "squeeze"},
+        {"args": [{"v": 1}, [0, 1]], "n_out": 1, "op": "permute"}]},
+    # E1 (seed 211): ones(min(u0, u0), 6).squeeze(0) keeps the dim; a reshape by eager's size fails
+    "reshape": {"inputs": [_X0], "outputs": [7, 9], "schema": 1, "instrs": [
+        {"args": [{"v": 0}, 0], "n_out": 1, "op": "size"}, {"args": [{"v": 0}, 0], "n_out": 1, "op": "size"},
+        {"args": ["min", {"v": 1}, {"v": 2}], "n_out": 1, "op": "binop"},
+        {"args": [[{"v": 3}, 6]], "n_out": 1, "op": "ones"}, {"args": [{"v": 4}, 0], "n_out": 1, "op": "squeeze"},
+        {"args": [{"v": 5}, 0, 6, 0], "n_out": 1, "op": "narrow"},
+        {"args": [[{"v": 6}, {"v": 5}, {"v": 6}], 0], "n_out": 1, "op": "cat"},
+        {"args": [{"v": 5}, 0], "n_out": 1, "op": "size"}, {"args": [{"v": 5}, [{"v": 8}, 1]], "n_out": 1, "op": "reshape"}]},
+}
+
+
+@pytest.mark.parametrize("name", list(_SQUEEZE_THEN_RAISE))
+def test_a_trace_error_after_the_squeeze_is_the_squeeze_bucket(name):
+    """Note [root cause]: the op that raised is not the root cause when an earlier instruction's
+    symbolic shape already differs from eager's: a squeeze of an unbacked dim of size 1 keeps
+    it, and a later op built for eager's shape raises."""
+    from shapefuzz.program.kinds import load_program
+
+    p = load_program(_SQUEEZE_THEN_RAISE[name])
+    found = evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings
+    assert [f.key for f in found] == ["eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze"]
+    assert found[0].kind == "trace-error"  # what the repro checks: the trace raises
