@@ -1,0 +1,37 @@
+"""torch-env raised AssertionError on a valid question program
+oracle truth: every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete answer for the values the sizes really have, also for other values its guards accept.
+AssertionError: 4 not in VR[0, 1]
+system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
+import sys
+import torch
+from torch._dynamo.source import ConstantSource
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, guard_or_true
+
+print("torch", torch.__version__)
+wrong = []  # the answers that are not the concrete answer
+def backed(hint, name):  # a backed size, as torch makes one for a tensor dim
+    src = ConstantSource(name)
+    return se.create_symintnode(se.create_symbol(hint, src, DimDynamic.DUCK), hint=hint, source=src)
+def unbacked():  # a fresh unbacked SymInt (its concrete value: in a comment where made)
+    u = se.create_unbacked_symint()
+    se.pending_fresh_unbacked_symbols.clear()
+    return u
+def answer(k, c, got, fallback, want):  # question k's answer must be the concrete one (want), unless a fallback
+    expr = c.node.expr if isinstance(c, torch.SymBool) else c
+    static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
+    if got != want and (got != fallback or (static is not None and bool(static) != want)):
+        wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
+try:
+    se = ShapeEnv(specialize_zero_one=False)
+    v0 = backed(0, 'v0')
+    v1 = backed(4, 'v1')
+    v2 = v1 * v0
+    v3 = unbacked()  # concretely 0
+    c = v2 <= v0
+    answer(0, c, guard_or_true(c), True, True)
+except Exception as e:
+    print(f"raised {type(e).__name__}: {e}")
+    if "data-dependent" not in str(e).lower() and not type(e).__name__.startswith("GuardOnData"):
+        sys.exit(1)
+print("\n".join("BUG: " + w for w in wrong) or "OK: every claim is the concrete answer")
+sys.exit(1 if wrong else 0)
