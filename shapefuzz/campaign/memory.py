@@ -39,3 +39,18 @@ def oom(job: Job, memory_mb: int) -> Observation:
     return Observation(job.system, job.config, Outcome(
         "crash", "MemoryError", f"out of memory: the program needed more than {memory_mb} MB over a "
         "warm worker (raise --memory-limit if that is legitimate)"))
+
+
+def process_cpu_s(pid: int | None, unless_child_of: int = 0) -> float:
+    """user + system CPU seconds of a live (or not yet reaped) process from /proc, 0.0 if
+    unknown or if its parent is `unless_child_of` (Note [campaign CPU], campaign/run.py)."""
+    if not pid:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()  # fields[0] is the state, [1] the ppid
+        if int(fields[1]) == unless_child_of:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0.0

@@ -242,7 +242,9 @@ def _time_split(camp: Campaign, elapsed: float) -> dict:
 
 
 def campaign_cpu(pool) -> dict:
-    """Note [campaign CPU]: what a campaign cost in CPU seconds, by process: this one, its
+    """What a campaign cost in CPU seconds (report.json time_split.cpu_s).
+
+    Note [campaign CPU]: what a campaign cost in CPU seconds, by process: this one, its
     reaped children (repro.py confirmations, the reducer), and its workers. Workers are forked
     from the warm template (Note [zygote]), whose children this process's rusage never sees
     (`time` on the command undercounts a campaign by its workers: 260 s of 1540 s in one

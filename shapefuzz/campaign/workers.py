@@ -58,7 +58,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from shapefuzz.campaign.local import LocalTimeout, deadline
-from shapefuzz.campaign.memory import limit_memory, oom, out_of_memory
+from shapefuzz.campaign.memory import limit_memory, oom, out_of_memory, process_cpu_s
 from shapefuzz.campaign.timing import SystemTimes, install_job_timer
 from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage
 from shapefuzz.systems.jobs import Job, run_job
@@ -226,21 +226,6 @@ class _Worker:
             self.proc.kill()
         self.proc.join(5)
         self.conn.close()
-
-
-def process_cpu_s(pid: int | None, unless_child_of: int = 0) -> float:
-    """user + system CPU seconds of a live (or not yet reaped) process, 0.0 if unknown or if
-    its parent is `unless_child_of`."""
-    if not pid:
-        return 0.0
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()  # fields[0] is the state, [1] the ppid
-        if int(fields[1]) == unless_child_of:
-            return 0.0
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 def _death_message(code: int | None) -> str:

@@ -273,8 +273,9 @@ def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
     import subprocess
     import sys
 
+    from shapefuzz.campaign.memory import process_cpu_s
     from shapefuzz.campaign.run import campaign_cpu
-    from shapefuzz.campaign.workers import WorkerPool, process_cpu_s
+    from shapefuzz.campaign.workers import WorkerPool
 
     busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ninput()"
     child = subprocess.Popen([sys.executable, "-c", busy], stdin=subprocess.PIPE, text=True)
