@@ -291,7 +291,7 @@ class WorkerPool:
     def cpu_s(self) -> float:
         """CPU seconds of every worker this pool ran, the replaced ones included (Note
         [campaign CPU])."""
-        return self.retired_cpu_s + sum(w.cpu_s() for w in self.workers)
+        return self.retired_cpu_s + sum(w.cpu_s() for w in self.workers if w.proc.is_alive())
 
     def close(self) -> None:
         self.retired_cpu_s = self.cpu_s()

@@ -63,11 +63,12 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
     diff = compare_runs(obs.reference, obs.artifact, undefined)
     if diff is not None:
         k, key, why = diff
-        out.append(Finding(ORACLE, "critical", obs.system, obs.config, k,
-                           f"{obs.system} disagrees with eager on the traced inputs ({k})", why,
-                           signature(ORACLE, k, obs, key)))
+        final = Finding(ORACLE, "critical", obs.system, obs.config, k,
+                        f"{obs.system} disagrees with eager on the traced inputs ({k})", why,
+                        signature(ORACLE, k, obs, key))
         if obs.diverges:  # Note [root cause]: one bug, one bucket, whatever its symptom
-            return [_root_finding(obs, out[-1])]
+            return [_root_finding(obs, final)]
+        out.append(final)
     if obs.reference.ok and obs.artifact.ok:
         for k, (v, got, expr) in enumerate(zip(obs.reference.values, obs.out_eval, obs.out_exprs)):
             if k in undefined and v.kind == "int":

@@ -102,12 +102,20 @@ def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def root_key(f: dict[str, Any]) -> str:
-    """A finding's signature with its config as `*` (Note [buckets up to the config])."""
-    sig, system, config = f["signature"], f.get("system", ""), f.get("config", "")
-    one = f":{system}:{config}"
-    if f.get("oracle") == "config-differential" or not config or one + ":" not in sig + ":":
-        return sig
-    return sig.replace(one, f":{system}:*", 1) if (sig + ":").count(one + ":") == 1 else sig
+    """A finding's signature with its config as `*` (Note [buckets up to the config]): read
+    back with Signature.from_key, the config replaced, rendered again; the signature as it is
+    for a config differential, a front-end pair, or a key that does not render back."""
+    from dataclasses import replace
+
+    from shapefuzz.oracles.signature import Signature
+
+    config = f.get("config", "")
+    if f.get("oracle") == "config-differential" or not config:
+        return f["signature"]
+    sig = Signature.from_key(f["signature"], (config,))
+    if sig.raw or sig.pair or sig.config != config:
+        return f["signature"]
+    return replace(sig, config="*").key()
 
 
 def case_href(case_dir: str) -> str:

@@ -125,13 +125,13 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
             tr = trace_history.run_with(lambda: trace_fn(on_branch), asked)
     except Exception as e:
         # oracle 7: was the DDE deserved, by the facts torch held when it raised?
-        env = envs[-1] if envs else None
-        axioms, smt = tensor_dde(program, e, env, fallbacks())
-        outcome = classify(e)
-        values = run_values(program, env, fallbacks()) if asked or outcome.kind == "error" else {}
-        history = trace_history.replay(asked, values if asked else {})
+        env, forced, outcome = envs[-1] if envs else None, fallbacks(), classify(e)
+        real = eager_run(program, forced)  # the run every check below pairs the trace with
+        axioms, smt = tensor_dde(program, e, env, forced, real=real)
+        values = run_values(program, env, forced, real=real)
+        history = trace_history.replay(asked, values)
         # Note [root cause]: an instruction before the one that raised may already be wrong
-        diverges = first_divergence(program, env, values, fallbacks()) if outcome.kind == "error" else ()
+        diverges = first_divergence(program, env, values, forced, real=real) if outcome.kind == "error" else ()
         return Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
                            history=history, diverges=diverges, elapsed_s=time.perf_counter() - t0)
     forced = fallbacks()
@@ -159,17 +159,27 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         history=trace_history.replay(asked, binding), elapsed_s=time.perf_counter() - t0)
 
 
-def first_divergence(program: Program, traced_env: list | None, binding: dict, forced) -> tuple[str, ...]:
+def eager_run(program: Program, forced) -> list | None:
+    """Every value of the program's eager run on its own inputs, the trace's fallbacks forced;
+    None when eager fails (the eager-agreement oracle judges that outcome)."""
+    try:
+        return interp.run(program, interp.make_inputs(program.inputs), forced)
+    except Exception:
+        return None
+
+
+def first_divergence(program: Program, traced_env: list | None, binding: dict, forced,
+                     real: list | None = None) -> tuple[str, ...]:
     """Note [root cause]: (op, family, symbolic expr, its value under the binding, eager's) of
     the first instruction whose symbolic result differs from eager's on the program's inputs
-    (eager with the trace's fallbacks forced), or () when none does or eager fails."""
+    (eager with the trace's fallbacks forced; `real`: that run, when the caller has it), or ()
+    when none does or eager fails."""
     from shapefuzz.ops import get_op
 
     if traced_env is None:
         return ()
-    try:
-        real = interp.run(program, interp.make_inputs(program.inputs), forced)
-    except Exception:  # eager fails: the eager-agreement oracle judges the outcome
+    real = real if real is not None else eager_run(program, forced)
+    if real is None:
         return ()
     owner = [ins for ins in program.instrs for _ in range(ins.n_out)]
     base, undefined = len(program.inputs), program.undefined_data()
@@ -256,7 +266,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
 
 
 def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
-               settings: SmtSettings = DEFAULT_SETTINGS) -> tuple[tuple, tuple]:
+               settings: SmtSettings = DEFAULT_SETTINGS, real: list | None = None) -> tuple[tuple, tuple]:
     """(facts, spurious-DDE check) when tracing stopped at a data-dependent error: the facts the
     ShapeEnv that raised held at that moment (dde_facts), and z3 on the expression it raised on,
     unhinted. No verdict when a fact is false at the run's own values (a wrong fact in torch is
@@ -269,7 +279,7 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
     text = tuple((0, kind, str(e)) for kind, e in facts)
     if not isinstance(expr, sympy.Basic):
         return text, ()
-    values = run_values(program, traced_env, forced)
+    values = run_values(program, traced_env, forced, real=real)
     wrong = next((e for _, e in facts if _false_at(e, values)), None)
     if wrong is not None:
         return text, (SmtCheck("spurious-dde", -1, str(expr), "unknown",
@@ -292,14 +302,14 @@ def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:
     return [(k, e) for k, e in out if isinstance(e, sympy.Basic) and e.free_symbols]
 
 
-def run_values(program, traced_env, forced) -> dict:
+def run_values(program, traced_env, forced, real: list | None = None) -> dict:
     """symbol -> its value in this run: each symbolic value the trace bound before it stopped,
-    paired with eager's (the trace's fallbacks forced), SymInts and tensor sizes."""
+    paired with eager's (the trace's fallbacks forced; `real`: that run, when the caller has
+    it), SymInts and tensor sizes."""
     if traced_env is None:
         return {}
-    try:
-        real = interp.run(program, interp.make_inputs(program.inputs), forced)
-    except Exception:
+    real = real if real is not None else eager_run(program, forced)
+    if real is None:
         return {}
     out = {}
     for sym, val in zip(traced_env, real):

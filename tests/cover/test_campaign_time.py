@@ -298,7 +298,8 @@ def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
         evaluate(p, (("make_fx", "default"), ("export", "default")), pool.run_many, n_variants=6)
         forked = pool.cpu_s()
         assert forked > 0.0  # traces and replays; the template's own torch import is not counted
-    cpu = campaign_cpu(pool)  # after close: the retired workers' share stays
+    cpu = campaign_cpu(pool)  # after close: the retired workers' share stays, counted once
+    assert pool.cpu_s() == pool.retired_cpu_s >= forked
     assert cpu["workers"] == round(pool.cpu_s(), 2) >= round(forked, 2)
     assert cpu["total"] == round(cpu["campaign"] + cpu["subprocesses"] + cpu["workers"], 2)
     assert campaign_cpu(object())["workers"] == 0.0  # an executor without workers
