@@ -138,3 +138,22 @@ def test_valid_arguments_are_accepted():
     for fam in families():
         programs(families=(fam,))
     programs(max_ops=64, max_rank=5, max_size=64, max_inputs=6, dim_kinds=("unbacked",))
+
+
+def test_cached_choice_strategies_are_shared_and_typed():
+    """Note [cached strategies]: one strategy per distinct choice list, and 1, 1.0 and True
+    (equal as dict keys) are other choices; an unhashable list still works, uncached."""
+    from hypothesis import given
+
+    from shapefuzz.ops.choices import sampled_from
+
+    assert sampled_from([0, 1]) is sampled_from((0, 1))
+    assert len({id(sampled_from(v)) for v in ([0, 1], [0.0, 1.0], [False, True])}) == 3
+    seen = set()
+
+    @given(sampled_from([0.0, 1.0]), sampled_from([False, True]), sampled_from([[1], [2]]))
+    def draw(f, b, lst):
+        seen.add((type(f), type(b), type(lst)))
+
+    draw()
+    assert seen == {(float, bool, list)}
