@@ -44,6 +44,7 @@ class GenContext:
         self.undefined: set[int] = set()  # torch.empty outputs: never fed to another op
         self.used: set[int] = set()
         self.failed = False
+        self.asked: list[tuple] = []  # the branches emitted so far (Note [re-asked branches])
 
     # ---- reading ---------------------------------------------------------------------------
     def type(self, r: Ref) -> VType:

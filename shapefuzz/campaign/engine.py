@@ -45,6 +45,7 @@ from hypothesis.errors import HypothesisException
 from shapefuzz.campaign.budget import WallBudget
 from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
+from shapefuzz.campaign.local import Serial
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
 from shapefuzz.campaign.torchcov import Feedback
@@ -75,6 +76,8 @@ class CampaignSettings:
     gen: GenSettings = GenSettings()  # noqa: RUF009 (a frozen value: one shared default is fine)
     n_variants: int = 6
     shrink_budget_s: float = 30.0
+    #: a finding of a known upstream issue is shrunk this long at most (Note [known shrink])
+    known_shrink_budget_s: float = 5.0
     database: object | None = None  # a Hypothesis ExampleDatabase, or None
     parallel: int = 1  # programs evaluated at once (the number of workers)
     coverage_feedback: bool = False  # Hypothesis target() on ShapeEnv lines (Note [coverage feedback])
@@ -103,36 +106,20 @@ class _Stop(BaseException):
     """Budget exhausted: escapes Hypothesis without being taken for a failure."""
 
 
-class _Serial:
-    """A plain `run_many(jobs)` callable seen through the WorkerPool group interface."""
-
-    def __init__(self, run_many: Callable):
-        self.run_many = run_many
-        self._done: dict = {}
-
-    def submit(self, tag, jobs) -> None:
-        self._done[tag] = self.run_many(jobs)
-
-    def poll(self, timeout: float = 0.0) -> list:
-        done, self._done = list(self._done.items()), {}
-        return done
-
-    def cancel(self, tag) -> None:
-        self._done.pop(tag, None)
-
-
 class Campaign:
     def __init__(self, cfg: CampaignSettings, executor: Any, on_progress: Callable | None = None,
                  on_bug: Callable[[FoundBug], None] | None = None,
                  checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None,
-                 reserve: Callable[[], float] | None = None):
+                 reserve: Callable[[], float] | None = None, is_known: Callable[[str], bool] | None = None):
         self.cfg = cfg
-        self.budget = WallBudget(cfg.budget_s, cfg.shrink_budget_s, reserve)  # Note [wall budget]
+        self.is_known = is_known or (lambda sig: False)  # signature -> a known upstream issue?
+        self.budget = WallBudget(cfg.budget_s, cfg.shrink_budget_s, reserve,  # Note [wall budget]
+                                 cfg.known_shrink_budget_s)
         self.clock = PhaseClock()  # Note [time split] (timing.py)
         self.phase = "starting"  # what the progress display says the campaign is doing
         self.last_new_s: float | None = None  # when the last new signature was met
         self.stopped_s: float | None = None  # when generation stopped for time (Note [wall budget])
-        self.pool = executor if executor is None or hasattr(executor, "submit") else _Serial(executor)
+        self.pool = executor if executor is None or hasattr(executor, "submit") else Serial(executor)
         self.on_progress = on_progress or (lambda c: None)
         self.on_bug = on_bug or (lambda b: None)
         self.checkpoint = checkpoint or (lambda state: None)
@@ -173,7 +160,7 @@ class Campaign:
     def run(self, executor: Any = None, t0: float | None = None) -> Campaign:
         """`t0`: the time.monotonic() the budget counts from (default: now)."""
         if executor is not None:
-            self.pool = executor if hasattr(executor, "submit") else _Serial(executor)
+            self.pool = executor if hasattr(executor, "submit") else Serial(executor)
         self.t0 = time.monotonic() if t0 is None else t0
         self.clock.restart(startup_s=time.monotonic() - self.t0)
         for bug in self.bugs.values():  # restored from a checkpoint: observations for reports
@@ -385,7 +372,7 @@ class Campaign:
         if i > ps["index"] or program.dumps() != ps["program"]:
             raise _Stop  # generation was not reproducible: keep the finding unshrunk
         self._mode = "shrink"
-        self._shrink_deadline = time.monotonic() + self.cfg.shrink_budget_s
+        self._shrink_deadline = time.monotonic() + self.budget.shrink_s(self.is_known(self._target))
         self._signal(self._target)
 
     def _shrink_step(self, program: Program) -> None:

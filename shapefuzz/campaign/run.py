@@ -373,7 +373,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     # Note [resume]: an unfinished campaign in --out goes on where it was killed
     camp = Campaign(_campaign_settings(opts), None, progress, on_bug,
                     checkpoint=lambda s: save_state(opts.out, s), resume=load_state(opts.out),
-                    reserve=reserve)
+                    reserve=reserve, is_known=lambda sig: not opts.strict and known_note(opts.known, sig) is not None)
     confirmer.deadline -= camp.offset_s  # a resumed campaign's budget counts its earlier runs
     progress.watch(camp)
     with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,

@@ -15,6 +15,16 @@ generated over conditions that are *False* under that assumption (`y.shape[d] ==
 cat_empty, `n >= x.shape[d]` of slice_all for a literal n in {0, 1}): the oblivious answer can
 only send them to the general arm, which is always valid, so a traced False is a fallback (the
 reference forces the general arm), and a True is a claim eager checks, as for guard_or_false.
+
+Note [re-asked branches]: a shape system's answer may depend on what it was asked before (seed
+000's caches, the history oracle's class): a question answered by fallback, then decided by a
+torch._check, must get the sharper answer when asked again, and a cache that misses the new
+fact keeps the stale one. A program that asks the same question twice with a fact between is
+rare by chance (3 of 600 generated programs), so a quarter of the branches are re-asked at once
+and a quarter of the later ones re-ask an earlier branch instead of a new one: a torch._check
+stating that branch's condition (or its negation, whichever holds in eager), then the same
+branch again, in its own mode or another one. The check is true in eager, so the program stays
+valid, and the second answer must be a claim for any system that reads its own facts.
 """
 
 from __future__ import annotations
@@ -67,6 +77,11 @@ class Pattern:
 
     def cond(self, o, src=False):  # -> (lhs, cmp, rhs), on values or on source strings
         raise NotImplementedError
+
+    def cond_refs(self, o, size):
+        """cond over program operands (Refs and literals), with `size(x, d)` giving a tensor
+        dim's size as an operand: what a torch._check of the condition reads."""
+        return self.cond(o)
 
 
 class _IntPattern(Pattern):
@@ -146,15 +161,20 @@ class _TensorDimPattern(Pattern):
     def result_type(self, types):
         return types[0]
 
-    def _size(self, o, src):
+    def _size(self, o, src, size=None):
+        if size is not None:
+            return size(o[0], o[1])
         return f"{o[0]}.shape[{o[1]}]" if src else o[0].shape[o[1]]
+
+    def cond_refs(self, o, size):
+        return self.cond(o, size=size)
 
 
 class SliceAllPattern(_TensorDimPattern):
     name = "slice_all"
 
-    def cond(self, o, src=False):
-        return o[2], ">=", self._size(o, src)
+    def cond(self, o, src=False, size=None):
+        return o[2], ">=", self._size(o, src, size)
 
     def fast(self, o, src=False):
         return o[0]
@@ -172,8 +192,8 @@ class SliceAllPattern(_TensorDimPattern):
 class NarrowFullPattern(_TensorDimPattern):
     name = "narrow_full"
 
-    def cond(self, o, src=False):
-        return o[2], "==", self._size(o, src)
+    def cond(self, o, src=False, size=None):
+        return o[2], "==", self._size(o, src, size)
 
     def fast(self, o, src=False):
         return o[0]
@@ -195,6 +215,9 @@ class CatEmptyPattern(Pattern):
 
     def cond(self, o, src=False):
         return (f"{o[1]}.shape[{o[2]}]" if src else o[1].shape[o[2]]), "==", ("0" if src else 0)
+
+    def cond_refs(self, o, size):
+        return size(o[1], o[2]), "==", 0
 
     def fast(self, o, src=False):
         return o[0]
@@ -298,6 +321,8 @@ class Branch(Op):
         raise TypeError("branch is a statement; use statement()")
 
     def generate(self, ctx, draw):
+        if ctx.asked and not draw(st.integers(0, 3)):
+            return self._reask(ctx, draw)
         mode = draw(sampled_from(MODES))
         names = OBLIVIOUS_PATTERNS if mode == "guard_size_oblivious" else sorted(PATTERNS)
         p = PATTERNS[draw(sampled_from(names))]
@@ -327,3 +352,24 @@ class Branch(Op):
                 a == b for k, (a, b) in enumerate(zip(t.shape, shape)) if k != d))
             ops = (x, draw(sampled_from(ys)), d)
         ctx.emit(self.name, (mode, p.name) + ops)
+        ctx.asked.append((mode, p.name) + ops)
+        if not draw(st.integers(0, 3)):
+            self._reask(ctx, draw)
+
+    def _reask(self, ctx, draw) -> None:
+        """Note [re-asked branches]: check an earlier branch's condition, then ask it again."""
+        mode, pat, *ops = ctx.asked[draw(st.integers(0, len(ctx.asked) - 1))]
+        # in the same mode, or another: each mode reads other caches (statically_known_true
+        # only _maybe_evaluate_static, the guards _inner_evaluate_expr too); never into
+        # guard_size_oblivious, whose operands are restricted (Note [size-oblivious branches])
+        again = draw(sampled_from((mode,) + tuple(m for m in MODES if m not in (mode, "guard_size_oblivious"))))
+
+        def size(x, d):
+            return ctx.emit("size", (x, d))[0]
+
+        a, cmp, b = PATTERNS[pat].cond_refs(ops, size)
+        if not COMPARE[cmp](ctx.val(a), ctx.val(b)):
+            cmp = NEGATE[cmp]
+        if not (isinstance(a, int) and isinstance(b, int)):
+            ctx.emit("check", (cmp, a, b), n_out=0)
+        ctx.emit(self.name, (again, pat, *ops))

@@ -104,6 +104,26 @@ def test_a_campaign_with_findings_ends_by_its_budget_less_the_reserve():
     assert split["startup"] >= 0.5 and split["shrink"] > 0 and split["generate"] > 0
 
 
+def test_a_known_finding_is_shrunk_for_the_known_budget_only():
+    """Note [known shrink]: the same planted crash, slowed so that shrinking it takes seconds, is
+    shrunk for --shrink-budget when new and for known_shrink_budget_s when known."""
+    assert WallBudget(60.0, 30.0, known_shrink_budget_s=5.0).shrink_s(True) == 5.0
+    assert WallBudget(60.0, 2.0, known_shrink_budget_s=5.0).shrink_s(True) == 2.0
+    assert WallBudget(60.0, 30.0, known_shrink_budget_s=5.0).shrink_s(False) == 30.0
+
+    def slow(jobs):
+        time.sleep(0.3 * len(jobs))
+        return [_planted(j) for j in jobs]
+
+    spans = {}
+    for known in (False, True):
+        cfg = CampaignSettings(TARGETS, budget_s=10.0, seed=3, shrink_budget_s=4.0, known_shrink_budget_s=0.5)
+        camp = Campaign(cfg, slow, is_known=lambda sig, k=known: k).run()
+        spans[known] = (max(end - start for start, end in camp.shrink_spans), camp.stats.shrink_runs)
+    assert spans[True][0] <= 0.5 + 0.3 + 0.5, spans  # one evaluation past the deadline, and slack
+    assert spans[False][1] > spans[True][1] and spans[False][0] > 1.5, spans
+
+
 # ---- background confirmation ---------------------------------------------------------------------
 def _case(tmp_path: Path, text: str) -> Path:
     d = tmp_path / "case"

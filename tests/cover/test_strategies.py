@@ -86,6 +86,33 @@ def test_derived_extents_are_reachable(corpus):
     print(f"\n{len(with_half)} programs compute u // 2, {len(used)} use it in a tensor op")
 
 
+def reasks(p: Program) -> list[int]:
+    """Positions of branches that ask an earlier branch's question again after a check
+    (Note [re-asked branches])."""
+    seen, out = set(), []
+    for k, ins in enumerate(p.instrs):
+        if ins.op != "branch":
+            continue
+        key = repr(ins.args[1:])  # the mode may change (Note [re-asked branches])
+        if key in seen and any(i.op == "check" for i in p.instrs[:k]):
+            out.append(k)
+        seen.add(key)
+    return out
+
+
+def test_branches_are_re_asked_after_a_check(corpus):
+    again = [p for p in corpus if reasks(p)]
+    print(f"\n{len(again)} of {len(corpus)} programs re-ask a branch after a check")
+    assert len(again) >= len(corpus) // 100
+    # the check between states a condition that holds: the program stays valid in eager
+    assert sum(map(is_valid, again)) >= 0.9 * len(again)
+    for p in again:
+        k = reasks(p)[0]
+        first = next(j for j, ins in enumerate(p.instrs)
+                     if ins.op == "branch" and ins.args[1:] == p.instrs[k].args[1:])
+        assert any(ins.op == "check" for ins in p.instrs[first:k])
+
+
 SPLIT_OPS = {"split", "chunk", "unbind"}
 HELPERS = {"size", "binop", "item"}
 

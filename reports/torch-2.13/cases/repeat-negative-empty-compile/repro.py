@@ -1,0 +1,42 @@
+"""compile artifact passes its guards on a new input but disagrees with eager (error-where-eager-succeeds)
+oracle replay: when the traced artifact's guards accept a new input and no runtime assert fires, it must behave as eager on it.
+system compile, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
+import sys
+import torch
+
+print("torch", torch.__version__)
+def f(v0):
+    v1 = v0.shape[0]
+    v2 = v1 - 1
+    v3 = v0.repeat(v2,)
+    return (v3,)
+calls = [[torch.tensor([], dtype=torch.bool).reshape((0,))]]  # the one call, which shows the finding
+cf = torch.compile(f, backend='eager', fullgraph=True)
+call, args = 0, calls[0]
+undefined = set()  # outputs of torch.empty: only shape and dtype count
+def outcome(fn, args):
+    try:
+        return tuple(torch.zeros_like(v) if k in undefined else v for k, v in enumerate(fn(*args)))
+    except Exception as e:
+        return f"{type(e).__name__}: {e}"
+def agree(want, got):
+    if isinstance(want, str) or isinstance(got, str):
+        return isinstance(want, str) and isinstance(got, str)
+    try:
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
+    except AssertionError as e:
+        print("outputs differ:", e)
+        return False
+    return True
+refs = [f]  # eager
+expected = [outcome(r, args) for r in refs]
+got = outcome(cf, args)
+print("expected (eager):", expected[0])
+print("got (compiled):", got)
+if isinstance(got, str) and "Runtime assertion failed" in got:
+    print("OK: a runtime assert rejects the input")
+    sys.exit(0)
+if not any(agree(want, got) for want in expected):
+    print("BUG: the compiled function disagrees with eager")
+    sys.exit(1)
+print("OK: compiled and eager agree")
