@@ -27,8 +27,9 @@ PAYLOADS = [
     "v0.__class__",
     "exec",
 ]
-# Names generated source may use: the repro's imports, SSA values, and float('nan')-style literals.
-ALLOWED_NAMES = {"torch", "guard_or_false", "guard_or_true", "statically_known_true", "float"}
+# Names generated source may use: the repro's imports, SSA values, float('nan')-style literals and
+# int(SymBool) (cond_int's "int" mode).
+ALLOWED_NAMES = {"torch", "guard_or_false", "guard_or_true", "statically_known_true", "float", "int"}
 
 
 def load_text(text: str | bytes):
