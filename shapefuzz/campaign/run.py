@@ -315,8 +315,13 @@ def _freeze_heap() -> None:
     gc.freeze()
 
 
+def _is_known(opts: FuzzOptions, sig: str) -> bool:
+    """A known upstream issue that does not fail the run (under --strict, none is)."""
+    return not opts.strict and known_note(opts.known, sig) is not None
+
+
 def _known_count(camp: Campaign, opts: FuzzOptions) -> int:
-    return 0 if opts.strict else sum(known_note(opts.known, sig) is not None for sig in list(camp.bugs))
+    return sum(_is_known(opts, sig) for sig in list(camp.bugs))
 
 
 def _claim_out(opts: FuzzOptions) -> None:
@@ -373,7 +378,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     # Note [resume]: an unfinished campaign in --out goes on where it was killed
     camp = Campaign(_campaign_settings(opts), None, progress, on_bug,
                     checkpoint=lambda s: save_state(opts.out, s), resume=load_state(opts.out),
-                    reserve=reserve, is_known=lambda sig: not opts.strict and known_note(opts.known, sig) is not None)
+                    reserve=reserve, is_known=lambda sig: _is_known(opts, sig))
     confirmer.deadline -= camp.offset_s  # a resumed campaign's budget counts its earlier runs
     progress.watch(camp)
     with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,
