@@ -408,6 +408,8 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
         print(_summary(camp, elapsed, findings, unconfirmed, new, opts))
-    for bug in shapefuzz_bugs:  # ours, not torch's: loud, and never a silent exit 0
-        print(f"shapefuzz bug (please report it with report.json): {bug['message']}", file=sys.stderr)
+    for bug in shapefuzz_bugs:  # loud, and never a silent exit 0
+        what = ("torch left its own global state changed (torch's bug; the job is in report.json's "
+                "shapefuzz_bugs)" if bug.get("torch_owned") else "shapefuzz bug (please report it with report.json)")
+        print(f"{what}: {bug['message']}", file=sys.stderr)
     return 1 if new or shapefuzz_bugs else 0

@@ -63,6 +63,7 @@ from shapefuzz.campaign.timing import SystemTimes, install_job_timer
 from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
+from shapefuzz.systems.patching import torch_owned
 
 __all__ = ["ShapefuzzBug", "WorkerPool", "import_plugins"]
 
@@ -438,7 +439,7 @@ class WorkerPool:
         if tag == "drift":  # Note [state guard]
             payload, drift = payload
             self._report_bug(f"{task[2].system}:{task[2].config} left torch state changed: "
-                             + "; ".join(drift[:10]), task[2])
+                             + "; ".join(drift[:10]), task[2], torch_owned=torch_owned(drift))
             self._replace(wi)
         self._store(task, payload)
         if self.workers[wi] is w and w.ahead is not None:  # Note [pipelined jobs]: its turn
@@ -446,8 +447,9 @@ class WorkerPool:
             w.sent = time.monotonic()
             w.deadline = w.sent + self.timeout_s
 
-    def _report_bug(self, message: str, job: Job, trace: str = "") -> None:
-        self.bugs.append({"message": message, "job": dataclasses.asdict(job), "traceback": trace})
+    def _report_bug(self, message: str, job: Job, trace: str = "", torch_owned: bool = False) -> None:
+        self.bugs.append({"message": message, "job": dataclasses.asdict(job), "traceback": trace,
+                          "torch_owned": torch_owned})
 
     def _store(self, task, obs: Observation) -> None:
         tag, i, _ = task

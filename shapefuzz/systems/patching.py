@@ -94,3 +94,11 @@ def state_drift(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     """One line per entry that differs: `name: before -> after`."""
     return [f"{k}: {before.get(k, '<absent>')} -> {after.get(k, '<absent>')}"
             for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)]
+
+
+def torch_owned(drift: list[str]) -> bool:
+    """Whether a drift is only in torch's own dispatch state (torch._C's torch-function flags
+    and mode stack), which no shapefuzz patch touches: torch left it changed, e.g. a
+    DisableTorchFunction that an exception in Dynamo's guard building skipped (reports/torch-2.13,
+    "torch-function state left disabled")."""
+    return bool(drift) and all(d.startswith("torch._C._") for d in drift)

@@ -14,7 +14,7 @@ import hypothesis.strategies as st
 from shapefuzz.ops.base import Op, expect_choice, expect_tensor, register
 from shapefuzz.program import VType
 
-ACTIONS = ("none", "abort", "hang", "oom", "wrong", "leak")
+ACTIONS = ("none", "abort", "hang", "oom", "wrong", "leak", "leak_tf")
 #: what generation draws (the "none" also gives ordinary programs to run between failures); a test
 #: picks the misbehaviours with PLANTED_ACTIONS (read by this test-only module, not by shapefuzz)
 _CHOSEN = tuple(a for a in os.environ.get("PLANTED_ACTIONS", "abort,hang").split(",") if a in ACTIONS)
@@ -30,6 +30,10 @@ def _traced(x) -> bool:
 def _misbehave(action: str) -> None:
     """"wrong" is handled by the caller: a wrong value, an ordinary finding. "leak" leaves torch
     changed after the job, as a restore that deletes a config entry did (Note [state guard])."""
+    if action == "leak_tf":  # torch's own state left changed, as torch.cond's compile did
+        import torch
+
+        torch._C.DisableTorchFunction().__enter__()  # never exited
     if action == "leak":
         import torch.fx.experimental._config as fxx
 

@@ -44,6 +44,19 @@ def test_a_job_that_leaves_torch_changed_is_a_shapefuzz_bug_and_the_worker_is_re
         [bug] = pool.bugs
         assert "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY" in bug["message"], bug
         assert "hidden" in bug["message"] and '"planted"' in bug["job"]["program_json"], bug
+        assert pool.restarts == 1 and not bug["torch_owned"]  # a config entry: a patch's doing
+        _, traced = pool.run_many(jobs_for(planted("none"), (("make_fx", "default"),), 0, 0))
+        assert traced.outcome.kind == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
+
+
+def test_torch_function_state_left_disabled_is_torch_owned():
+    """A drift in torch._C's torch-function state only (torch.cond's compile leaves it disabled
+    after a DDE in Dynamo's guard building, reports/torch-2.13) is marked as torch's own, so the
+    CLI does not call it a shapefuzz bug; the worker is replaced all the same."""
+    with WorkerPool(1, timeout_s=60, plugins=("planted_ops",)) as pool:
+        pool.run_many(jobs_for(planted("leak_tf"), (("make_fx", "default"),), 0, 0))
+        [bug] = pool.bugs
+        assert bug["torch_owned"] and "torch._C._is_torch_function_enabled: True -> False" in bug["message"], bug
         assert pool.restarts == 1
         _, traced = pool.run_many(jobs_for(planted("none"), (("make_fx", "default"),), 0, 0))
         assert traced.outcome.kind == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
