@@ -409,7 +409,11 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     if not opts.quiet:
         print(_summary(camp, elapsed, findings, unconfirmed, new, opts))
     for bug in shapefuzz_bugs:  # loud, and never a silent exit 0
-        what = ("torch left its own global state changed (torch's bug; the job is in report.json's "
-                "shapefuzz_bugs)" if bug.get("torch_owned") else "shapefuzz bug (please report it with report.json)")
-        print(f"{what}: {bug['message']}", file=sys.stderr)
+        print(f"{_bug_kind(bug)}: {bug['message']}", file=sys.stderr)
     return 1 if new or shapefuzz_bugs else 0
+
+
+def _bug_kind(bug: dict) -> str:
+    if bug.get("torch_owned"):  # patching.torch_owned: no shapefuzz patch touches that state
+        return "torch left its own global state changed (torch's bug; the job is in report.json's shapefuzz_bugs)"
+    return "shapefuzz bug (please report it with report.json)"
