@@ -93,6 +93,7 @@ def known_note(known: dict[str, str] | None, signature: str) -> str | None:
     if signature in known:
         return known[signature]
     for pattern, note in known.items():
-        if "*" in pattern and fnmatch.fnmatchcase(signature, pattern):
+        # `[` is literal: signatures hold brackets (`Cmp[FloorDiv]`), fnmatch's character classes
+        if "*" in pattern and fnmatch.fnmatchcase(signature, pattern.replace("[", "[[]")):
             return note
     return None

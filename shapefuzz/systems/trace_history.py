@@ -89,7 +89,9 @@ def dde_snapshot(dde):
         return None
     oblivious = any(tb.tb_frame.f_locals.get("size_oblivious") is True for tb in _walk(dde.__traceback__)
                     if isinstance(tb.tb_frame.f_locals.get("self"), ShapeEnv))
-    mode = "size_oblivious" if oblivious else "bool" if isinstance(expr, sympy.logic.boolalg.Boolean) else "int"
+    # a sympy Symbol is a Boolean subclass too: an int(u0) error re-asked as bool(u0) is another
+    # question (a false stale-dde finding, reports/torch-2.13 third round)
+    mode = "size_oblivious" if oblivious else "bool" if expr.is_Relational or expr.is_Boolean else "int"
     return snapshot(se, mode, expr, "")
 
 

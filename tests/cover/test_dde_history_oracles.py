@@ -376,3 +376,23 @@ def test_tensor_history_torch_internal_stale_guard_or_false():
     d = json.loads(_SLICE_NARROW)
     p = load_program({**d, "instrs": [{**i, "n_out": 1} for i in d["instrs"]]})
     assert tensor_findings(p, "export")[1] == []
+
+
+def test_an_int_dde_is_re_asked_as_int_and_a_bool_dde_as_bool():
+    """dde_snapshot's mode: the unbacked Symbol of `int(u0)` is a sympy Boolean subclass too, and
+    re-asking it as bool(u0) was another question (a false stale-dde finding, third round)."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+
+    from shapefuzz.systems.trace_history import dde_snapshot
+
+    def snap(ask):
+        se = ShapeEnv()
+        u = se.create_unbacked_symint()
+        try:
+            ask(u)
+        except GuardOnDataDependentSymNode as e:
+            return dde_snapshot(e)
+        raise AssertionError("no data-dependent error")
+
+    assert snap(int).mode == "int"
+    assert snap(lambda u: bool(u == 3)).mode == "bool"

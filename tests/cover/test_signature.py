@@ -368,3 +368,11 @@ def test_a_trace_error_after_the_squeeze_is_the_squeeze_bucket(name):
     found = evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings
     assert [f.key for f in found] == ["eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze"]
     assert found[0].kind == "trace-error"  # what the repro checks: the trace raises
+
+
+def test_known_wildcards_read_brackets_literally():
+    """A signature's `Cmp[FloorDiv]` is text, not an fnmatch character class: a wildcard entry
+    holding one matches its own findings (it did not: the third round's G1 labelled one new)."""
+    known = {"spurious-dde:completeness:make_fx:*:Cmp[FloorDiv]:branch": "row 8"}
+    assert known_note(known, "spurious-dde:completeness:make_fx:default:Cmp[FloorDiv]:branch") == "row 8"
+    assert known_note(known, "spurious-dde:completeness:make_fx:default:CmpF:branch") is None
