@@ -68,6 +68,10 @@ def _config_entries(module: Any) -> Iterator[tuple[str, Any]]:
             yield f"{module.__name__}.{name}", HIDDEN
 
 
+#: torch._C's torch-function dispatch state, read by torch_state; no shapefuzz patch touches it
+DISPATCH_STATE = ("_is_torch_function_enabled", "_is_torch_function_all_disabled", "_len_torch_function_stack")
+
+
 def torch_state(targets: tuple[tuple[Any, str], ...] = ()) -> dict[str, Any]:
     """Every entry of the torch config modules (by repr), torch.fx.config's flag, and for each
     (owner, attr) in `targets` the identity of the owner's own entry (None when it has none)."""
@@ -80,9 +84,7 @@ def torch_state(targets: tuple[tuple[Any, str], ...] = ()) -> dict[str, Any]:
     out["torch.fx.config.do_not_emit_stack_traces"] = repr(fx_config.do_not_emit_stack_traces)
     # torch-function dispatch left disabled (a DisableTorchFunction never exited) makes every
     # later trace in the process take other paths: x[u] in export, torch.sym_not in runtime asserts
-    out["torch._C._is_torch_function_enabled"] = torch._C._is_torch_function_enabled()
-    out["torch._C._is_torch_function_all_disabled"] = torch._C._is_torch_function_all_disabled()
-    out["torch._C._len_torch_function_stack"] = torch._C._len_torch_function_stack()
+    out.update((f"torch._C.{name}", getattr(torch._C, name)()) for name in DISPATCH_STATE)
     for owner, attr in targets:
         entry = vars(owner).get(attr)
         out[f"{getattr(owner, '__qualname__', owner.__name__)}.{attr}"] = (
@@ -101,4 +103,5 @@ def torch_owned(drift: list[str]) -> bool:
     and mode stack), which no shapefuzz patch touches: torch left it changed, e.g. a
     DisableTorchFunction that an exception in Dynamo's guard building skipped (reports/torch-2.13,
     "torch-function state left disabled")."""
-    return bool(drift) and all(d.startswith("torch._C._") for d in drift)
+    owned = {f"torch._C.{name}" for name in DISPATCH_STATE}
+    return bool(drift) and all(d.split(":", 1)[0] in owned for d in drift)

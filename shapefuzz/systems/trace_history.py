@@ -80,6 +80,14 @@ def snapshot(se, mode, expr, live) -> Asked:
     return Asked(mode, expr, live, known_to(se))
 
 
+def _boolean(e) -> bool:
+    """A question asked as a SymBool. Not isinstance(e, Boolean): a sympy Symbol is a Boolean
+    subclass too, and an int(u0) error re-asked as bool(u0) is another question (a false
+    stale-dde finding, reports/torch-2.13 third round). fresh_answer writes the same test inline:
+    the repro scripts carry its source, which must stand alone."""
+    return e.is_Relational or e.is_Boolean
+
+
 def dde_snapshot(dde):
     """The Asked record of the data-dependent error `dde`: the ShapeEnv that raised it and its
     unhinted `expr` (raising_env, as the spurious-DDE oracle reads them); size-oblivious when a
@@ -89,9 +97,7 @@ def dde_snapshot(dde):
         return None
     oblivious = any(tb.tb_frame.f_locals.get("size_oblivious") is True for tb in _walk(dde.__traceback__)
                     if isinstance(tb.tb_frame.f_locals.get("self"), ShapeEnv))
-    # a sympy Symbol is a Boolean subclass too: an int(u0) error re-asked as bool(u0) is another
-    # question (a false stale-dde finding, reports/torch-2.13 third round)
-    mode = "size_oblivious" if oblivious else "bool" if expr.is_Relational or expr.is_Boolean else "int"
+    mode = "size_oblivious" if oblivious else "bool" if _boolean(expr) else "int"
     return snapshot(se, mode, expr, "")
 
 
