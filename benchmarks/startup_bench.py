@@ -25,7 +25,8 @@ PROBE = """
 import json, sys, time, warnings
 warnings.filterwarnings("ignore")
 t0 = time.perf_counter()
-from shapefuzz.campaign.workers import _WARM_UP, WorkerPool
+from shapefuzz.campaign.worker_loop import _WARM_UP
+from shapefuzz.campaign.workers import WorkerPool
 from shapefuzz.systems.jobs import Job
 job = Job(_WARM_UP, "make_fx", "default", "[]")
 with WorkerPool(int(sys.argv[2]), timeout_s=300, start=sys.argv[1]) as pool:

@@ -135,7 +135,7 @@ def baseline_worker(fd: int) -> None:
     """The baseline worker's entry point: the same loop as a candidate worker's."""
     from multiprocessing.connection import Connection
 
-    from shapefuzz.campaign.workers import _worker_main
+    from shapefuzz.campaign.worker_loop import _worker_main
 
     conn = Connection(fd)
     _worker_main(conn, *conn.recv())

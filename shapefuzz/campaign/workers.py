@@ -22,7 +22,10 @@ systems/patching.py). After each job a worker compares every torch config entry 
 attribute a slow path replaces with what it read at start-up; on a difference it answers with
 the job's observation and the drift, and exits. The parent keeps the observation, records a
 shapefuzz bug with the job attached (`WorkerPool.bugs`, written to report.json) and starts a
-fresh worker, so no later job runs on a torch that a patch left changed.
+fresh worker, so no later job runs on a torch that a patch left changed. A job of a system that
+never enters Dynamo (worker_loop.DYNAMO_FREE: eager, ref, torch-env) is checked without Dynamo's
+config, 0.6 of the check's 0.8 ms (as much as a ref job itself): no code such a job runs writes
+it, and a change there would still be caught after the next job that reads it, blamed on that.
 
 Note [shapefuzz bugs]: an exception of shapefuzz's own code in a worker (STYLE 4's third kind
 of failure) is loud but does not end the campaign: the worker answers "bug" with the traceback
@@ -38,153 +41,40 @@ Note [pipelined jobs]: a torch-env job takes ~4 ms in a worker, and its round tr
 pickled, the campaign process woken, the next job sent) took as long again under load: 1168 jobs
 spent 9.8 s in transit against 5.8 s of work. So a ready worker gets its next job while it runs
 the current one; the job waits in the pipe and starts the moment the answer is sent. Its
-timeout starts when its turn comes; a worker that dies or is killed gives the job sent ahead
-back to the queue, unread."""
+timeout starts when its turn comes; a worker that dies or is killed gives the jobs sent ahead
+back to the queue, unread. With one worker, every queued job up to PIPELINE_DEPTH is sent ahead:
+a campaign process busy with its own work (generating, judging, running ref jobs, Note [shared
+groups] in local.py) reads answers late, and a worker one job ahead then waits for it; with several
+workers, one job ahead each, so none holds back jobs another could run at once."""
 
 from __future__ import annotations
 
 import dataclasses
-import gc
-import importlib
 import multiprocessing as mp
 import os
 import signal
-import sys
 import time
 import traceback
 from collections import deque
 from collections.abc import Hashable
 from multiprocessing.connection import wait
-from typing import Any
 
-from shapefuzz.campaign.local import LocalTimeout, deadline
-from shapefuzz.campaign.memory import limit_memory, oom, out_of_memory, process_cpu_s
-from shapefuzz.campaign.timing import SystemTimes, install_job_timer
-from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage
+from shapefuzz.campaign.local import LocalTimeout, Share, deadline
+from shapefuzz.campaign.memory import process_cpu_s
+from shapefuzz.campaign.timing import SystemTimes
+from shapefuzz.campaign.torchcov import TorchCoverage
+from shapefuzz.campaign.worker_loop import _worker_main, import_plugins
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
 from shapefuzz.systems.patching import torch_owned
 
 __all__ = ["ShapefuzzBug", "WorkerPool", "import_plugins"]
 
+PIPELINE_DEPTH = 64  # jobs sent ahead to a lone worker: a few groups (Note [pipelined jobs])
+
 
 class ShapefuzzBug(RuntimeError):
     """A bug in shapefuzz itself, raised loudly with the input attached (STYLE 4)."""
-
-
-def apply_torch_config(torch_config: tuple[tuple[str, Any], ...]) -> None:
-    import torch.fx.experimental._config as fxx
-
-    for key, value in torch_config:
-        setattr(fxx, key, value)
-
-
-def import_plugins(plugins: tuple[str, ...]) -> None:
-    for name in plugins:
-        importlib.import_module(name)
-
-
-# ---- inside a worker ---------------------------------------------------------------------------
-def _die_with_parent() -> None:
-    """A worker stuck in a hang must not outlive a campaign killed with SIGKILL (Linux only)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-#: a trivial program traced once before a worker says it is ready
-_WARM_UP = ('{"schema": 1, "inputs": [{"name": "x0", "dtype": "float", "shape": [3], "dims": '
-            '["dynamic"], "data": [1.0, 2.0, 3.0]}], "instrs": [{"op": "add", "args": [{"v": 0}, '
-            '{"v": 0}]}], "outputs": [1]}')
-
-
-def _torch_state() -> dict:
-    from shapefuzz.systems.patching import torch_state
-    from shapefuzz.systems.torch_toggles import PATCH_TARGETS
-
-    return torch_state(PATCH_TARGETS)
-
-
-def _warm_up() -> None:
-    """The first make_fx trace in a process pays for lazy imports and caches (seconds under
-    load). Paying it here keeps the per-program timeout about the program, not the worker."""
-    import shapefuzz.systems.export
-    import shapefuzz.systems.make_fx  # noqa: F401
-
-    run_job(Job(_WARM_UP, "eager", "default", "[]"))
-    run_job(Job(_WARM_UP, "make_fx", "default", "[]"))
-
-
-def _worker_main(conn, torch_config, log_path, memory_mb=0, plugins=(), cov_feedback=False) -> None:
-    import warnings
-
-    from shapefuzz.systems.patching import state_drift
-
-    _die_with_parent()
-    if log_path:  # torch prints failing graphs to stderr; keep the campaign's terminal clean
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        os.dup2(fd, 1)
-        os.dup2(fd, 2)
-
-    warnings.filterwarnings("ignore")
-    apply_torch_config(torch_config)
-    import_plugins(plugins)
-    if not getattr(sys.modules.get("shapefuzz.campaign.zygote"), "WARM", False):
-        _warm_up()  # spawned, or the template's warm-up failed (Note [zygote])
-    timer = install_job_timer()  # Note [time split]
-    cov = CovSampler(feedback=cov_feedback)  # Notes [torch coverage], [coverage feedback]
-    gc.freeze()  # Note [frozen heap] (run.py): torch's objects are never garbage
-    limit_memory(memory_mb)
-    start = _torch_state()
-    conn.send(("ready", None))
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        split: dict = {}
-        try:
-            obs, split = _measured(job, timer, cov)
-        except MemoryError:
-            obs = oom(job, memory_mb)
-        except Exception:
-            conn.send(("bug", traceback.format_exc()))
-            return  # Note [shapefuzz bugs]: its state is unknown, a fresh worker takes over
-        if memory_mb > 0 and out_of_memory(obs):
-            conn.send(("last", oom(job, memory_mb)))
-            return  # the heap may be fragmented or half-initialised: start afresh
-        drift = state_drift(start, _torch_state())
-        if drift:
-            conn.send(("drift", (obs, drift)))
-            return  # Note [state guard]: every later job here would run on the wrong torch
-        conn.send(("ok", obs, split))
-
-
-def _measured(job: Job, timer, cov: CovSampler) -> tuple[Observation, dict]:
-    """run_job, timed (Note [time split]) and on a sample of jobs traced for the torch lines
-    it reaches (Note [torch coverage])."""
-    timer.reset()
-    traced = cov.wants(job.system, job.program_json)
-    t = time.perf_counter()
-    if traced:
-        cov.start()
-    try:
-        obs = run_job(job)
-    finally:
-        if traced:
-            cov.stop()
-    dt = time.perf_counter() - t
-    split, before = timer.split(dt), cov.cost_s
-    cov.done(job.system, dt, traced)
-    if traced:
-        split.update(cov_reached=cov.reached())  # before take() (Note [coverage feedback])
-        split.update(cov=cov.take(), cov_cost_s=cov.cost_s - before)
-    return obs, split
 
 
 # ---- the parent side ---------------------------------------------------------------------------
@@ -210,7 +100,7 @@ class _Worker:
             child.close()
         self.ready = False
         self.task: tuple[Hashable, int, Job] | None = None  # (group tag, index in group, job)
-        self.ahead: tuple[Hashable, int, Job] | None = None  # sent behind it (Note [pipelined jobs])
+        self.ahead: deque[tuple[Hashable, int, Job]] = deque()  # sent behind it (Note [pipelined jobs])
         self.deadline = 0.0
         self.sent = 0.0  # when its task was sent, or when it became ready (Note [time split])
         self.started = time.monotonic()
@@ -284,6 +174,12 @@ class WorkerPool:
         #: systems whose jobs run in this process, not in a worker (Note [ref in process])
         self.local_systems: tuple[str, ...] = ("ref",)
         self._parsed: dict = {}  # run_job's parse memo for the local jobs
+        self.share_with_worker = True  # Note [shared groups] (campaign/local.py)
+        self.share = Share()
+        self._sharing = False  # some group was shared: a wait in poll is a wait for the worker
+        #: jobs sent to a worker behind its running one (Note [pipelined jobs]): one when several
+        #: workers share the queue, so none takes what another could start at once
+        self._depth = 1 if len(self.workers) > 1 else PIPELINE_DEPTH
 
     @property
     def size(self) -> int:
@@ -315,7 +211,7 @@ class WorkerPool:
             raise ShapefuzzBug(f"job group {tag!r} submitted twice")
         self._groups[tag] = [None] * len(jobs)
         self._left[tag] = len(jobs)
-        here = self._local(jobs)
+        here = self._shared(jobs, self._local(jobs))
         local = [(tag, i, j) for i, j in enumerate(jobs) if here(j)]
         self._queue.extend((tag, i, j) for i, j in enumerate(jobs) if not here(j))
         self._dispatch()  # the workers start on theirs first
@@ -331,6 +227,28 @@ class WorkerPool:
         alone = all(j.system in self.local_systems or j.system == "eager" for j in jobs)
         return lambda j: j.system in self.local_systems or (alone and j.system == "eager"
                                                             and bool(self.local_systems))
+
+    def _shared(self, jobs: list[Job], here):
+        """`here`, with the last jobs of a group that could run here whole given to the worker
+        when one is ready (Note [shared groups] in campaign/local.py)."""
+        if not (self.share_with_worker and all(here(j) for j in jobs)) or self._ready() is None:
+            return here
+        self._step(0)  # its answers already in the pipe: read, so that an idle worker looks idle
+        idle = not self._queue and any(w.ready and w.task is None and not w.ahead for w in self.workers)
+        k = self.share.jobs(len(jobs), idle)
+        if k == 0:
+            return here
+        self._sharing = True
+        there = {id(j) for j in jobs[len(jobs) - k:]}
+        return lambda j: id(j) not in there
+
+    def _ready(self) -> _Worker | None:
+        """A worker that said it is ready (a worker never given a job is never polled: its
+        "ready", or its death at start-up, is read here)."""
+        for wi, w in enumerate(self.workers):
+            if not w.ready and w.task is None and w.conn.poll(0):
+                self._receive(wi)
+        return next((w for w in self.workers if w.ready), None)
 
     def _run_here(self, job: Job) -> Observation:
         """Run one job here, timed.
@@ -367,6 +285,10 @@ class WorkerPool:
 
     def poll(self, timeout: float = 0.25) -> list[tuple[Hashable, list[Observation]]]:
         """Wait up to `timeout` for progress; return every group finished so far."""
+        if not self._finished and self._sharing:
+            self._step(0)  # answers already in the pipe are no wait
+            if not self._finished:
+                self.share.waited()
         if not self._finished:
             self._step(timeout)
         done, self._finished = list(self._finished.items()), {}
@@ -388,9 +310,9 @@ class WorkerPool:
                 _send(w.conn, w.task[2])
                 w.sent = time.monotonic()
                 w.deadline = time.monotonic() + self.timeout_s + (0 if w.ready else self.startup_s)
-            if w.ready and w.task is not None and w.ahead is None and self._queue:
-                w.ahead = self._queue.popleft()  # Note [pipelined jobs]
-                _send(w.conn, w.ahead[2])
+            while w.ready and w.task is not None and len(w.ahead) < self._depth and self._queue:
+                w.ahead.append(self._queue.popleft())  # Note [pipelined jobs]
+                _send(w.conn, w.ahead[-1][2])
 
     def _step(self, timeout: float) -> None:
         self._dispatch()
@@ -398,12 +320,21 @@ class WorkerPool:
         if not busy:
             return
         for c in wait(list(busy), timeout=timeout):
-            self._receive(busy[c])
+            self._receive_all(busy[c], c)
         now = time.monotonic()
         for wi, w in enumerate(self.workers):
             if w.task is not None and now > w.deadline:
                 self._fail(wi, "timeout", f"no answer in {self.timeout_s:g} s; worker killed")
         self._dispatch()
+
+    def _receive_all(self, wi: int, conn) -> None:
+        """Every answer already in a worker's pipe (several, when jobs were sent ahead and this
+        process was busy), stopping when the worker is replaced or has nothing running."""
+        while True:
+            self._receive(wi)
+            w = self.workers[wi]
+            if w.conn is not conn or w.task is None or not conn.poll(0):
+                return
 
     def _receive(self, wi: int) -> None:
         w = self.workers[wi]
@@ -442,8 +373,8 @@ class WorkerPool:
                              + "; ".join(drift[:10]), task[2], torch_owned=torch_owned(drift))
             self._replace(wi)
         self._store(task, payload)
-        if self.workers[wi] is w and w.ahead is not None:  # Note [pipelined jobs]: its turn
-            w.task, w.ahead = w.ahead, None
+        if self.workers[wi] is w and w.ahead:  # Note [pipelined jobs]: its turn
+            w.task = w.ahead.popleft()
             w.sent = time.monotonic()
             w.deadline = w.sent + self.timeout_s
 
@@ -485,8 +416,8 @@ class WorkerPool:
         self._store(task, Observation(job.system, job.config, Outcome(kind, kind.capitalize(), message)))
 
     def _replace(self, wi: int) -> None:
-        if self.workers[wi].ahead is not None:  # sent, never read by the worker going away
-            self._queue.appendleft(self.workers[wi].ahead)
+        # sent, never read by the worker going away: back to the queue, in their order
+        self._queue.extendleft(reversed(self.workers[wi].ahead))
         self.retired_cpu_s += self.workers[wi].cpu_s()
         self.workers[wi].kill()
         self.restarts += 1

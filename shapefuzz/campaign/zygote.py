@@ -23,7 +23,7 @@ import warnings
 WARM = False
 try:
     warnings.filterwarnings("ignore")
-    from shapefuzz.campaign.workers import _die_with_parent, _warm_up
+    from shapefuzz.campaign.worker_loop import _die_with_parent, _warm_up
 
     _die_with_parent()  # a campaign killed during the warm-up takes the template with it
 

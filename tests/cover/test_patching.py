@@ -105,6 +105,20 @@ def test_state_drift_sees_torch_function_dispatch_left_disabled():
     assert state_drift(before, torch_state(PATCH_TARGETS)) == []
 
 
+def test_a_check_without_dynamo_compares_only_what_it_read():
+    """Note [state guard]: a Dynamo-free job's check reads no torch._dynamo.config entry, is not
+    fooled by their absence, and still sees a changed fx config entry or patched attribute."""
+    full = torch_state(PATCH_TARGETS)
+    part = torch_state(PATCH_TARGETS, dynamo=False)
+    assert not any(k.startswith("torch._dynamo.config.") for k in part)
+    assert any(k.startswith("torch._dynamo.config.") for k in full) and set(part) < set(full)
+    assert state_drift(full, part, partial=True) == []
+    assert state_drift(full, part) != []  # compared whole, the entries it left out are drift
+    with fxx.patch(translation_validation=not fxx.translation_validation):
+        drift = state_drift(full, torch_state(PATCH_TARGETS, dynamo=False), partial=True)
+    assert [d.split(":")[0] for d in drift] == ["torch.fx.experimental._config.translation_validation"], drift
+
+
 def test_settings_are_applied_as_a_user_applies_them():
     """Note [user settings]: make_fx builds its own ShapeEnv (no patch of torch), export and
     compile get only what they take no argument for forced, and findings there are low."""

@@ -1,9 +1,12 @@
 """Note [ref in process]: a WorkerPool runs ref jobs (and the eager job of an all-ref group) in
 the campaign process; the observations are the ones a worker would return, in job order, and a
-ref exception is a recorded shapefuzz bug, not a crash of the campaign."""
+ref exception is a recorded shapefuzz bug, not a crash of the campaign. Note [shared groups]: once
+the worker is ready, a group's last jobs go to it, as many as the share says, which follows who
+waited for whom."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from shapefuzz.campaign.evaluate import jobs_for
@@ -25,6 +28,7 @@ def _same(a, b) -> bool:
 def test_ref_jobs_run_here_in_job_order_and_equal_a_workers(monkeypatch):
     jobs = jobs_for(P, (("ref", "default"), ("ref", "all-off"), ("ref", "agfs=2")), 0, 0)
     with WorkerPool(1, timeout_s=60) as pool:
+        pool.share_with_worker = False
         got = pool.run_many(jobs)
         assert [(o.system, o.config) for o in got] == [(j.system, j.config) for j in jobs]
         assert all(_same(o, run_job(j)) for o, j in zip(got, jobs))
@@ -44,7 +48,32 @@ def test_a_ref_exception_is_a_recorded_bug(monkeypatch):
 
     monkeypatch.setattr(tensors, "run_tensors", boom)
     with WorkerPool(1, timeout_s=60) as pool:
+        pool.share_with_worker = False  # the planted exception is in this process only
         eager, ref = pool.run_many(jobs_for(P, (("ref", "default"),), 0, 0))
         assert eager.outcome.kind == "ok" and ref.outcome.kind == "bug", ref.outcome
         [bug] = pool.bugs
         assert "KeyError" in bug["traceback"] and bug["job"]["system"] == "ref"
+
+
+def test_a_group_is_shared_with_a_ready_worker_and_the_share_follows_who_waited():
+    jobs = jobs_for(P, (("ref", "default"), ("ref", "all-off"), ("ref", "agfs=2")), 0, 0)
+    with WorkerPool(1, timeout_s=60) as pool:
+        t0 = time.monotonic()
+        while pool._ready() is None:  # its start-up: groups run here until it says ready
+            assert time.monotonic() - t0 < 120, "the worker never became ready"
+            pool.run_many(jobs)
+        t = pool.times.per
+        here = t["ref"]["jobs"]
+        assert t["ref"]["ipc_s"] == 0.0  # nothing went there yet
+        pool.share.fraction = 0.5
+        pool.submit("a", jobs)  # 4 jobs: the last 2 (and a step more, the worker being idle) there
+        assert t["ref"]["jobs"] == here + 1
+        done = dict(pool.poll(60.0))
+        while "a" not in done:
+            done.update(pool.poll(1.0))
+        assert t["ref"]["jobs"] == here + 3 and t["ref"]["ipc_s"] > 0.0
+        assert all(_same(o, run_job(j)) for o, j in zip(done["a"], jobs))
+        assert pool.share.fraction < 0.5 + 1 / 16  # up when idle, then down for each wait
+        pool.share.fraction = 0.0
+        pool.submit("b", jobs)  # the worker is idle again: one step up, round(4 / 16) = 1 job there
+        assert t["ref"]["jobs"] == here + 3 + 3

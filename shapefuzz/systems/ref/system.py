@@ -14,10 +14,12 @@ from shapefuzz.program.questions import QProgram
 from shapefuzz.systems.claims import dde_check, hint_sanity, question_checks
 from shapefuzz.systems.observation import Decision, Observation, Outcome
 from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings
+from shapefuzz.systems.ref.claims import Z3_CONFIGS
 from shapefuzz.systems.ref.env import Node, RefEnv, concrete
 from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
 from shapefuzz.systems.ref.execute import Trace, run
 from shapefuzz.systems.ref.exprs import expr_str, text
+from shapefuzz.systems.ref.reuse import Reads, ReuseMemo, renamed
 from shapefuzz.systems.ref.settings import settings_for
 
 __all__ = ["RefSystem", "observation", "ref_checks"]
@@ -30,16 +32,34 @@ class RefSystem:
         """`variants` (fresh inputs for replays) are not used: the reference has no artifact."""
         settings = settings_for(config)  # an unknown name is a usage error: raise
         t0 = time.perf_counter()
+        obs = self._observe(program, config, settings)
+        return _with_elapsed(obs, time.perf_counter() - t0)
+
+    def observe_reusing(self, program, config: str, variants, memo: ReuseMemo) -> Observation:
+        """`observe`, or an earlier config's observation of the same program where this config
+        differs from it only in settings that run never read (Note [unread toggles]); `memo`
+        holds this program's observations so far."""
+        settings = settings_for(config)
+        t0 = time.perf_counter()
+        z3 = not isinstance(program, QProgram) and config in Z3_CONFIGS
+        obs = memo.find(settings, z3)
+        if obs is not None:
+            return _with_elapsed(renamed(obs, config), time.perf_counter() - t0)
+        reads = Reads(settings)
+        obs = self._observe(program, config, reads)
+        memo.add(settings, reads, z3, obs)
+        return _with_elapsed(obs, time.perf_counter() - t0)
+
+    def _observe(self, program, config: str, settings) -> Observation:
         if isinstance(program, QProgram):
             trace = run(program, settings)
             obs = observation(self.name, config, program, trace)
             axioms, smt = ref_checks(program, trace)  # z3 over its claims (systems.claims)
-            obs = replace(obs, axioms=axioms, smt=smt)
-        else:  # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
-            from shapefuzz.systems.ref.tensors import observe_tensors
+            return replace(obs, axioms=axioms, smt=smt)
+        # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
+        from shapefuzz.systems.ref.tensors import observe_tensors
 
-            obs = observe_tensors(self.name, config, program, settings)
-        return _with_elapsed(obs, time.perf_counter() - t0)
+        return observe_tensors(self.name, config, program, settings)
 
 
 def _with_elapsed(obs: Observation, elapsed: float) -> Observation:
