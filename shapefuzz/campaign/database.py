@@ -17,7 +17,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from shapefuzz import BadInput
 
-__all__ = ["DatabaseError", "Namespaced", "open_database"]
+__all__ = ["DatabaseError", "Namespaced", "import_shared", "open_database"]
 
 
 class DatabaseError(BadInput):
@@ -78,3 +78,24 @@ def _redis(url: str) -> ExampleDatabase:
         raise DatabaseError(f"--database {url!r}: cannot reach Redis ({e}); start redis-server "
                             "there or fix the address") from None
     return RedisExampleDatabase(client, key_prefix=b"shapefuzz-example:")
+
+
+def import_shared(camp, key: bytes) -> None:
+    """Note [shared database] (engine.py): every program another campaign saved under `key` is
+    evaluated and its findings recorded as shrunk; one that no longer fails is deleted."""
+    from shapefuzz.program import ProgramError
+    from shapefuzz.program.kinds import load_program
+
+    db = camp.cfg.database
+    for value in sorted(db.fetch(key)):
+        try:
+            program = load_program(json.loads(value))  # data from elsewhere: validated
+        except (ProgramError, ValueError, RecursionError):
+            db.delete(key, value)
+            continue
+        ev = camp._evaluate(program, camp.cfg.targets)
+        camp.stats.db_replays += 1
+        camp._record(ev, program, shrunk=True)  # shrunk by whichever campaign saved it
+        if not ev.findings:
+            db.delete(key, value)  # fixed: as Hypothesis drops examples that pass
+    camp._save_checkpoint(force=True)

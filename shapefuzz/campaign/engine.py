@@ -44,6 +44,7 @@ from hypothesis.errors import HypothesisException
 
 from shapefuzz.campaign.budget import WallBudget
 from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
+from shapefuzz.campaign.database import import_shared
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.campaign.local import Serial
 from shapefuzz.campaign.stats import CampaignStats, program_hash
@@ -110,8 +111,11 @@ class Campaign:
     def __init__(self, cfg: CampaignSettings, executor: Any, on_progress: Callable | None = None,
                  on_bug: Callable[[FoundBug], None] | None = None,
                  checkpoint: Callable[[dict], None] | None = None, resume: dict | None = None,
-                 reserve: Callable[[], float] | None = None, is_known: Callable[[str], bool] | None = None):
+                 reserve: Callable[[], float] | None = None, is_known: Callable[[str], bool] | None = None,
+                 reserve_pending: Callable[[], bool] | None = None):
         self.cfg = cfg
+        #: whether part of reserve() is work still running that may end early (Note [wall budget])
+        self.reserve_pending = reserve_pending or (lambda: False)
         self.is_known = is_known or (lambda sig: False)  # signature -> a known upstream issue?
         self.budget = WallBudget(cfg.budget_s, cfg.shrink_budget_s, reserve,  # Note [wall budget]
                                  cfg.known_shrink_budget_s)
@@ -167,8 +171,8 @@ class Campaign:
             if bug.evaluation is None:
                 bug.evaluation = self._evaluate(bug.program, self._involved(bug))
         if self.cfg.database is not None:
-            self._import_shared()
-        while not self._done() or self.pending_shrink is not None:
+            import_shared(self, SHARED_KEY)
+        while not self._done() or self.pending_shrink is not None or self._reserve_frees():
             if self.pending_shrink is None:
                 if not self._generate_round() and not self._done():
                     self._next_round()  # Hypothesis exhausted this round's space
@@ -182,6 +186,25 @@ class Campaign:
         self._save_checkpoint(force=True)  # the caller marks it finished once reported
         self.on_progress(self)
         return self
+
+    def _reserve_frees(self) -> bool:
+        """Note [wall budget]: generation stopped for the reserve while part of it is work still
+        running (confirmations) that may end before its estimate; wait for it, and go on
+        generating if it frees the time. False when nothing runs or no time is left to use."""
+        if self.cfg.max_examples is not None and self.stats.programs >= self.cfg.max_examples:
+            return False
+        phase, self.phase = self.phase, "confirming"
+        with self.clock.phase("confirm"):
+            while self.reserve_pending() and self.elapsed() < self.budget.generate_until_s(no_reserve=True):
+                time.sleep(0.25)
+                self.on_progress(self)
+                if self.elapsed() < self.budget.generate_until_s():
+                    break
+        self.phase = phase
+        if self.elapsed() < self.budget.generate_until_s():
+            self.stopped_s = None
+            return True
+        return False
 
     def _next_round(self) -> None:
         self.round, self.pos, self.pending_shrink = self.round + 1, 0, None
@@ -372,7 +395,8 @@ class Campaign:
         if i > ps["index"] or program.dumps() != ps["program"]:
             raise _Stop  # generation was not reproducible: keep the finding unshrunk
         self._mode = "shrink"
-        self._shrink_deadline = time.monotonic() + self.budget.shrink_s(self.is_known(self._target))
+        short = self.is_known(self._target) or self.bugs[self._target].finding.pre_existing
+        self._shrink_deadline = time.monotonic() + self.budget.shrink_s(short)
         self._signal(self._target)
 
     def _shrink_step(self, program: Program) -> None:
@@ -441,27 +465,6 @@ class Campaign:
         ev = evaluate(program, targets, self.pool.run_many, self.cfg.n_variants, self.cfg.seed)
         self.stats.trace_s += time.perf_counter() - t
         return ev
-
-    # ---- the shared database (Note [shared database]) ----------------------------------------
-    def _import_shared(self) -> None:
-        import json
-
-        from shapefuzz.program import ProgramError
-        from shapefuzz.program.kinds import load_program
-
-        db = self.cfg.database
-        for value in sorted(db.fetch(SHARED_KEY)):
-            try:
-                program = load_program(json.loads(value))  # data from elsewhere: validated
-            except (ProgramError, ValueError, RecursionError):
-                db.delete(SHARED_KEY, value)
-                continue
-            ev = self._evaluate(program, self.cfg.targets)
-            self.stats.db_replays += 1
-            self._record(ev, program, shrunk=True)  # shrunk by whichever campaign saved it
-            if not ev.findings:
-                db.delete(SHARED_KEY, value)  # fixed: as Hypothesis drops examples that pass
-        self._save_checkpoint(force=True)
 
     # ---- counting ----------------------------------------------------------------------------
     def _count(self, ev: Evaluation) -> None:

@@ -161,7 +161,8 @@ def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: s
             "case_dir": str(case_dir), "count": bug.count, "shrunk": bug.shrunk,
             "confirmed": confirmed, "program": bug.program.pretty(),
             "n_instrs": len(bug.program.instrs), "known": note is not None, "known_note": note or "",
-            "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line}
+            "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line,
+            "pre_existing": f.pre_existing}
 
 
 def _case_dirs(camp: Campaign, saved: dict[str, Path], opts: FuzzOptions) -> dict[str, Path]:
@@ -378,7 +379,8 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     # Note [resume]: an unfinished campaign in --out goes on where it was killed
     camp = Campaign(_campaign_settings(opts), None, progress, on_bug,
                     checkpoint=lambda s: save_state(opts.out, s), resume=load_state(opts.out),
-                    reserve=reserve, is_known=lambda sig: _is_known(opts, sig))
+                    reserve=reserve, is_known=lambda sig: _is_known(opts, sig),
+                    reserve_pending=lambda: confirmer.unfinished() > 0)
     confirmer.deadline -= camp.offset_s  # a resumed campaign's budget counts its earlier runs
     progress.watch(camp)
     with (ab.pool if ab else WorkerPool)(opts.workers, opts.timeout_s, opts.torch_config, memory_mb=opts.memory_mb,

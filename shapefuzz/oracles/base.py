@@ -95,7 +95,8 @@ class Oracle:
     both_sides: bool = False
     #: check_all's findings -> those left once its own stand for some (the A/B oracle's
     #: regression stands for the one-torch finding it was made from); None: keeps them all
-    supersedes: Callable[[list[Finding]], list[Finding]] | None = field(default=None)
+    #: (the program's observations, both sides; every finding so far) -> the findings kept
+    supersedes: Callable[[CheckInput, list[Finding]], list[Finding]] | None = field(default=None)
 
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)
@@ -185,8 +186,9 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
             out += o.check(CheckInput(program, eager, both, None, undefined))
         elif not o.per_observation:
             out += o.check(base)
+    whole = CheckInput(program, eager, both, None, undefined)
     for o in mine:
-        out = o.supersedes(out) if o.supersedes else out
+        out = o.supersedes(whole, out) if o.supersedes else out
     return [_outside_supported(f) for f in out]
 
 

@@ -22,6 +22,9 @@ class Finding:
     detail: str  # what differs, as a user reads it
     signature: Signature  # stable across runs and seeds: the dedupe key (a str is read back)
     replay_index: int = -1  # -1: the program's own inputs; else the index of the replay input
+    #: an A/B campaign's one-torch finding on the candidate that the baseline shows too on the same
+    #: program: a bug of both builds, not of the change (Note [pre-existing findings], oracles/ab.py)
+    pre_existing: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.signature, str):  # a key from a file or a plugin: Signature.from_key

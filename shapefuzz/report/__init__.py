@@ -180,6 +180,7 @@ def _md_buckets(d: dict[str, Any]) -> list[str]:
 
 def _md_finding(f: dict[str, Any]) -> list[str]:
     known = f" (known upstream: {f['known_note']})" if f.get("known") else ""
+    known += " (pre-existing: the baseline shows it too)" if f.get("pre_existing") else ""
     first = f", first after {f['first_s']:.1f} s (program #{f['first_program']})" if "first_s" in f else ""
     out = [f"### [{f['severity']}] {f['summary']}{known}", "",
            (f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "

@@ -54,6 +54,18 @@ def test_regression_when_only_the_candidate_contradicts_the_truth():
     assert "truth" in {g.oracle for g in check_all(P, None, [obs("False", "static"), mark(obs("False", "static"), SPEC)])}
 
 
+def test_a_one_torch_finding_the_baseline_shares_is_pre_existing():
+    """Note [pre-existing findings]: marked when the baseline shows the same oracle and kind on
+    the same (system, config), never otherwise, and never outside an A/B campaign."""
+    both = check_all(P, None, [obs("False", "static"), mark(obs("False", "static", u="u4"), SPEC)])
+    assert both and all(f.pre_existing for f in both if f.oracle == "truth"), both
+    alone = check_all(P, None, [obs("False", "static")])  # one torch: nothing to share it with
+    assert alone and not any(f.pre_existing for f in alone)
+    other = dataclasses.replace(obs("False", "static"), config="agfs=1")  # the baseline's is another config
+    mixed = check_all(P, None, [other, mark(obs("False", "static"), SPEC)])
+    assert [f.oracle for f in mixed] and not any(f.pre_existing for f in mixed), mixed
+
+
 def test_lost_precision_fallback_and_dde():
     (f,) = ab(obs("False", "fallback"), obs("True", "static"))
     assert (f.kind, f.severity) == ("lost-precision", "medium") and "fallback" in f.key

@@ -17,6 +17,7 @@ from shapefuzz.campaign.budget import WallBudget
 from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.campaign.progress import CampaignProgress, Snapshot, split_text
+from shapefuzz.oracles.ab import SPEC_PREFIX, mark
 from shapefuzz.systems.jobs import run_job
 from shapefuzz.systems.observation import Outcome
 
@@ -104,9 +105,32 @@ def test_a_campaign_with_findings_ends_by_its_budget_less_the_reserve():
     assert split["startup"] >= 0.5 and split["shrink"] > 0 and split["generate"] > 0
 
 
+def test_generation_resumes_when_a_running_reserve_frees_early():
+    """Note [wall budget]: a reserve of 4 s for confirmations that end 1.5 s in stops generation
+    at once; waiting for them (the phase says so) lets the campaign generate again, and it still
+    ends by its budget. A reserve of 4 s with nothing running stops it for good."""
+    def run(pending: bool):
+        start = time.monotonic()
+        running = lambda: pending and time.monotonic() - start < 1.5  # noqa: E731
+        phases = set()
+        cfg = CampaignSettings(TARGETS, budget_s=4.0, seed=3, shrink_budget_s=0.2)
+        camp = Campaign(cfg, lambda jobs: [run_job(j) for j in jobs], on_progress=lambda c: phases.add(c.phase),
+                        reserve=lambda: 0.5 if pending and not running() else 4.0, reserve_pending=running)
+        camp.run()
+        return camp, phases, time.monotonic() - start
+
+    idle, _, idle_s = run(False)
+    waited, phases, waited_s = run(True)
+    assert idle_s < 1.0 and idle.stats.programs <= 2, (idle_s, idle.stats.programs)
+    assert "confirming" in phases and waited.stats.programs > 10 * max(1, idle.stats.programs)
+    assert 1.5 < waited_s <= 4.0 + 0.5, waited_s
+    assert waited.time_split()["phases_s"]["confirm"] >= 1.0
+
+
 def test_a_known_finding_is_shrunk_for_the_known_budget_only():
     """Note [known shrink]: the same planted crash, slowed so that shrinking it takes seconds, is
-    shrunk for --shrink-budget when new and for known_shrink_budget_s when known."""
+    shrunk for --shrink-budget when new and for known_shrink_budget_s when known, or when an
+    A/B campaign's baseline shows it too."""
     assert WallBudget(60.0, 30.0, known_shrink_budget_s=5.0).shrink_s(True) == 5.0
     assert WallBudget(60.0, 2.0, known_shrink_budget_s=5.0).shrink_s(True) == 2.0
     assert WallBudget(60.0, 30.0, known_shrink_budget_s=5.0).shrink_s(False) == 30.0
@@ -115,13 +139,19 @@ def test_a_known_finding_is_shrunk_for_the_known_budget_only():
         time.sleep(0.3 * len(jobs))
         return [_planted(j) for j in jobs]
 
+    def shared(jobs):  # an A/B campaign whose baseline crashes alike (Note [pre-existing findings])
+        obs = slow(jobs)
+        return obs + [mark(obs[-1], SPEC_PREFIX + "{}")]
+
     spans = {}
-    for known in (False, True):
+    for name, runner, known in (("new", slow, False), ("known", slow, True), ("pre-existing", shared, False)):
         cfg = CampaignSettings(TARGETS, budget_s=10.0, seed=3, shrink_budget_s=4.0, known_shrink_budget_s=0.5)
-        camp = Campaign(cfg, slow, is_known=lambda sig, k=known: k).run()
-        spans[known] = (max(end - start for start, end in camp.shrink_spans), camp.stats.shrink_runs)
-    assert spans[True][0] <= 0.5 + 0.3 + 0.5, spans  # one evaluation past the deadline, and slack
-    assert spans[False][1] > spans[True][1] and spans[False][0] > 1.5, spans
+        camp = Campaign(cfg, runner, is_known=lambda sig, k=known: k).run()
+        spans[name] = (max(end - start for start, end in camp.shrink_spans), camp.stats.shrink_runs)
+        assert all(b.finding.pre_existing == (name == "pre-existing") for b in camp.bugs.values())
+    for short in ("known", "pre-existing"):
+        assert spans[short][0] <= 0.5 + 0.3 + 0.5, spans  # one evaluation past the deadline, and slack
+        assert spans["new"][1] > spans[short][1] and spans["new"][0] > 1.5, spans
 
 
 # ---- background confirmation ---------------------------------------------------------------------
