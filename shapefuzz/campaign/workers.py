@@ -162,6 +162,8 @@ class WorkerPool:
         self.bugs: list[dict] = []
         self._startup_failures = 0
         self._queue: deque[tuple[Hashable, int, Job]] = deque()
+        self._live: dict[Hashable, tuple] = {}  # tag -> the key of its group (Note [group keys])
+        self._serial = 0
         self._groups: dict[Hashable, list[Observation | None]] = {}
         self._left: dict[Hashable, int] = {}
         self._finished: dict[Hashable, list[Observation]] = {}
@@ -207,18 +209,23 @@ class WorkerPool:
 
     # ---- groups -------------------------------------------------------------------------------
     def submit(self, tag: Hashable, jobs: list[Job]) -> None:
-        if tag in self._groups or tag in self._finished:
+        if tag in self._live or tag in self._finished:
             raise ShapefuzzBug(f"job group {tag!r} submitted twice")
-        self._groups[tag] = [None] * len(jobs)
-        self._left[tag] = len(jobs)
+        # Note [group keys]: a tag may come again after a cancel (a round resumed after its
+        # in-flight programs were abandoned); answers to the cancelled group's jobs, still in a
+        # worker's pipe, must not fill the new one. So each submission has a key of its own.
+        self._serial += 1
+        key = self._live[tag] = (tag, self._serial)
+        self._groups[key] = [None] * len(jobs)
+        self._left[key] = len(jobs)
         here = self._shared(jobs, self._local(jobs))
-        local = [(tag, i, j) for i, j in enumerate(jobs) if here(j)]
-        self._queue.extend((tag, i, j) for i, j in enumerate(jobs) if not here(j))
+        local = [(key, i, j) for i, j in enumerate(jobs) if here(j)]
+        self._queue.extend((key, i, j) for i, j in enumerate(jobs) if not here(j))
         self._dispatch()  # the workers start on theirs first
         for task in local:
             self._store(task, self._run_here(task[2]))
         if not jobs:
-            self._complete(tag)
+            self._complete(key)
 
     def _local(self, jobs: list[Job]):
         """Which jobs of a group run here: the local systems' jobs, and the eager job too when
@@ -278,9 +285,10 @@ class WorkerPool:
 
     def cancel(self, tag: Hashable) -> None:
         """Forget a group: queued jobs are dropped, running ones finish and are ignored."""
-        self._queue = deque(t for t in self._queue if t[0] != tag)
-        self._groups.pop(tag, None)
-        self._left.pop(tag, None)
+        key = self._live.pop(tag, None)
+        self._queue = deque(t for t in self._queue if t[0] != key)
+        self._groups.pop(key, None)
+        self._left.pop(key, None)
         self._finished.pop(tag, None)
 
     def poll(self, timeout: float = 0.25) -> list[tuple[Hashable, list[Observation]]]:
@@ -357,7 +365,7 @@ class WorkerPool:
         if split and split[0]:
             self.times.add(task[2].system, split[0], time.monotonic() - w.sent)
             if "cov" in split[0]:
-                self.coverage.add(split[0]["cov"], split[0]["cov_cost_s"], task[0],
+                self.coverage.add(split[0]["cov"], split[0]["cov_cost_s"], task[0][0],
                                   split[0].get("cov_reached"))
         if tag == "bug":  # Note [shapefuzz bugs]
             job = task[2]
@@ -383,17 +391,18 @@ class WorkerPool:
                           "torch_owned": torch_owned})
 
     def _store(self, task, obs: Observation) -> None:
-        tag, i, _ = task
-        if tag not in self._groups:
-            return  # cancelled
-        self._groups[tag][i] = obs
-        self._left[tag] -= 1
-        if self._left[tag] == 0:
-            self._complete(tag)
+        key, i, _ = task
+        if key not in self._groups:
+            return  # cancelled (Note [group keys])
+        self._groups[key][i] = obs
+        self._left[key] -= 1
+        if self._left[key] == 0:
+            self._complete(key)
 
-    def _complete(self, tag) -> None:
-        self._finished[tag] = self._groups.pop(tag)  # type: ignore[assignment]
-        del self._left[tag]
+    def _complete(self, key) -> None:
+        self._finished[key[0]] = self._groups.pop(key)  # type: ignore[assignment]
+        del self._left[key]
+        del self._live[key[0]]
 
     def _startup_failed(self, wi: int) -> None:
         """A worker that dies before it is ready is not the job's fault: retry the job."""

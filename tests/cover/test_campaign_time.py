@@ -111,7 +111,7 @@ def test_generation_resumes_when_a_running_reserve_frees_early():
     ends by its budget. A reserve of 4 s with nothing running stops it for good."""
     def run(pending: bool):
         start = time.monotonic()
-        running = lambda: pending and time.monotonic() - start < 1.5  # noqa: E731
+        running = lambda: pending and time.monotonic() - start < 1.5
         phases = set()
         cfg = CampaignSettings(TARGETS, budget_s=4.0, seed=3, shrink_budget_s=0.2)
         camp = Campaign(cfg, lambda jobs: [run_job(j) for j in jobs], on_progress=lambda c: phases.add(c.phase),

@@ -77,3 +77,23 @@ def test_a_group_is_shared_with_a_ready_worker_and_the_share_follows_who_waited(
         pool.share.fraction = 0.0
         pool.submit("b", jobs)  # the worker is idle again: one step up, round(4 / 16) = 1 job there
         assert t["ref"]["jobs"] == here + 3 + 3
+
+
+def test_a_tag_submitted_again_after_a_cancel_gets_its_own_answers():
+    """Note [group keys]: the cancelled group's jobs, already in the worker's pipe, answer after
+    the same tag was submitted again with other jobs; they must not fill the new group."""
+    q = Program(P.inputs, (Instr("narrow", (Ref(0), 1, 0, 2)),), (1,))
+    first = jobs_for(P, (("ref", "default"), ("ref", "all-off"), ("ref", "agfs=2")), 0, 0)
+    again = jobs_for(q, (("ref", "default"), ("ref", "agfs=1")), 0, 0)
+    with WorkerPool(1, timeout_s=60) as pool:
+        pool.local_systems = ()  # every job through the worker's pipe
+        pool.run_many(first)  # the worker is up: the next jobs are sent ahead at once
+        pool.submit("a", first)
+        pool.cancel("a")
+        pool.submit("a", again)
+        done: dict = {}
+        while "a" not in done:
+            done.update(pool.poll(1.0))
+        got = done["a"]
+        assert [(o.system, o.config) for o in got] == [(j.system, j.config) for j in again]
+        assert all(_same(o, run_job(j)) for o, j in zip(got, again))
