@@ -68,9 +68,9 @@ class Share:
     its own and generates the next program (the engine keeps two in flight). `k` follows who
     waited for whom: a step up when a group arrives and the worker has nothing left to do, a step
     down each time this process polls for a group and finds none finished (a long wait, several
-    polls, several steps). Sharing with a worker one job
-    ahead gained nothing (0.95x, benchmarks/ref_campaign_results.md): this process, busy with
-    its own jobs, read answers late and the worker waited for its next job."""
+    polls, several steps). Sharing with a worker one job ahead gained nothing (0.95x,
+    benchmarks/ref_campaign_results.md): this process, busy with its own jobs, read answers late
+    and the worker waited for its next job."""
 
     def __init__(self, fraction: float = 0.5):
         self.fraction = fraction  # of a group's jobs, so groups of other sizes share alike

@@ -36,17 +36,12 @@ def run_job(job: Job, parsed: dict | None = None) -> Observation:
     system = get_system(job.system)
     reusing = getattr(system, "observe_reusing", None)
     if reusing is not None and parsed is not None:  # Note [unread toggles] (systems/ref/reuse.py)
-        memo = parsed.setdefault(("reuse", job.system), _new_memo())
-        obs = reusing(program, job.config, variants, memo)
+        scratch = parsed.setdefault(("scratch", job.system), {})  # this program's, for the system
+        obs = reusing(program, job.config, variants, scratch)
     else:
         obs = system.observe(program, job.config, variants)
     return kind_of(program).extra_runs(system, program, obs)
 
-
-def _new_memo():
-    from shapefuzz.systems.ref.reuse import ReuseMemo
-
-    return ReuseMemo()
 
 
 def _parse(job: Job) -> tuple:

@@ -15,7 +15,6 @@ from shapefuzz.program.kinds import KINDS
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import CONFIGS
 from shapefuzz.systems.ref import RefSystem
-from shapefuzz.systems.ref.reuse import ReuseMemo
 
 REF = RefSystem()
 
@@ -25,9 +24,10 @@ def untimed(o):
 
 
 def _all_configs(program) -> tuple[list, list, int]:
-    memo, shared = ReuseMemo(), []
+    scratch, shared = {}, []
     for c in CONFIGS["ref"]:
-        shared.append(REF.observe_reusing(program, c, (), memo))
+        shared.append(REF.observe_reusing(program, c, (), scratch))
+    memo = scratch["reuse"]
     fresh = [REF.observe(program, c) for c in CONFIGS["ref"]]
     return shared, fresh, len(memo._done)
 
@@ -59,14 +59,15 @@ def test_a_toggle_the_program_reads_is_run_and_one_it_never_reads_is_shared():
     x = InputSpec("x0", "int", (2,), ("static",), (3, 4))
     p = Program((x,), (Instr("item", (Ref(0), "sum")), Instr("item", (Ref(0), "max")),
                        Instr("binop", ("+", Ref(1), Ref(2)))), (3,))
-    memo = ReuseMemo()
-    first = REF.observe_reusing(p, "no-duck-shape", (), memo)
+    scratch: dict = {}
+    first = REF.observe_reusing(p, "no-duck-shape", (), scratch)
+    memo = scratch["reuse"]
     [(_, read, _, _)] = memo._done
     assert "add_from_args" in read and not {"skip_static_eval_unbounded", "duck_shape"} & read, read
-    shared = REF.observe_reusing(p, "off:skip-static", (), memo)
+    shared = REF.observe_reusing(p, "off:skip-static", (), scratch)
     assert len(memo._done) == 1 and shared.config == "off:skip-static"
     assert untimed(replace(shared, config="no-duck-shape")) == untimed(first)
-    REF.observe_reusing(p, "off:add-from-args", (), memo)
+    REF.observe_reusing(p, "off:add-from-args", (), scratch)
     assert len(memo._done) == 2  # run: it reads what it toggles
-    REF.observe_reusing(p, "default", (), memo)  # a z3 config: never another one's observation
+    REF.observe_reusing(p, "default", (), scratch)  # a z3 config: never another one's observation
     assert len(memo._done) == 3

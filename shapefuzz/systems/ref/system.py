@@ -35,10 +35,11 @@ class RefSystem:
         obs = self._observe(program, config, settings)
         return _with_elapsed(obs, time.perf_counter() - t0)
 
-    def observe_reusing(self, program, config: str, variants, memo: ReuseMemo) -> Observation:
+    def observe_reusing(self, program, config: str, variants, scratch: dict) -> Observation:
         """`observe`, or an earlier config's observation of the same program where this config
-        differs from it only in settings that run never read (Note [unread toggles]); `memo`
-        holds this program's observations so far."""
+        differs from it only in settings that run never read (Note [unread toggles]); `scratch`
+        lives as long as the program's jobs (systems/jobs.py) and holds its ReuseMemo."""
+        memo: ReuseMemo = scratch.setdefault("reuse", ReuseMemo())
         settings = settings_for(config)
         t0 = time.perf_counter()
         z3 = not isinstance(program, QProgram) and config in Z3_CONFIGS
