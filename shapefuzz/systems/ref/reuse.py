@@ -17,14 +17,11 @@ tests/cover/test_ref_reuse.py compares shared observations with fresh ones over 
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 
 from shapefuzz.systems.ref.settings import RefSettings
 
 __all__ = ["Reads", "ReuseMemo"]
-
-_FIELDS = tuple(f.name for f in fields(RefSettings))
-
 
 class Reads:
     """A RefSettings seen through a recorder: every field read is added to `read`."""
