@@ -67,9 +67,8 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
     path, which asks other questions and may end in a data-dependent error), so under an
     aggressive level nothing after the first claim turned fallback is compared but the values."""
     split = _first_fallback(base, obs) if aggressive and diverging else None
-    # after the split either path may meet a data-dependent question the other one never asks
     if base.outcome.kind != obs.outcome.kind and not (
-            split is not None and {base.outcome.kind, obs.outcome.kind} == {"ok", "dde"}):
+            split is not None and _same_after_split(base, obs)):
         return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
     if diverging:  # a tensor program: what it can observe, not ShapeEnv's internal decisions
         return observable_mismatch(base, obs, aggressive) if base.outcome.kind == "ok" else None
@@ -91,6 +90,20 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
         if a and b and a != b:
             return f"value {k}: {base.out_exprs[k]} = {a} under {base.config}, {obs.out_exprs[k]} = {b} under {obs.config}"
     return None
+
+
+def _same_after_split(base: Observation, obs: Observation) -> bool:
+    """Note [checks moved to run time]: after an aggressive level's first fallback either path
+    may meet a data-dependent question the other one never asks (ok vs dde); and a check one
+    path fails while tracing, the guard-free path may defer as a runtime assert (torch._check
+    on an expression it no longer decides), so its artifact rejects the same input instead
+    (error vs ok whose artifact raised on the run's own binding). Whether that artifact's error
+    is eager's is the eager-agreement oracle's question, not this one's."""
+    kinds = {base.outcome.kind, obs.outcome.kind}
+    if kinds == {"ok", "dde"}:
+        return True
+    ok = obs if obs.outcome.kind == "ok" else base
+    return kinds == {"ok", "error"} and ok.artifact is not None and not ok.artifact.ok
 
 
 def _first_fallback(base: Observation, obs: Observation) -> int | None:

@@ -48,3 +48,23 @@ def test_single_toggle_blame_judges_tensor_programs_by_the_same_rule():
     cfgs = {"default": BASE, "slow:expr-cache": noisy, "slow:no-hint": wrong}
     assert _single_toggle_blame(BASE, cfgs, diverging=True) == "expr-cache"
     assert _single_toggle_blame(BASE, cfgs) == ""  # decision by decision, the noise hides it
+
+
+def test_a_check_an_aggressive_level_defers_to_run_time_is_no_mismatch():
+    # Note [checks moved to run time]: all-off fails reshape's check while tracing; agfs=2
+    # answers the question before it with a fallback, defers the check as a runtime assert, and
+    # its artifact raises on the same input
+    claim = (Decision("Eq(u2, 0)", "False", "static"),)
+    base = replace(BASE, config="all-off", outcome=Outcome("error", "RuntimeError", "shape is invalid"),
+                   decisions=claim, artifact=None)
+    raised = RunResult(False, "RuntimeError: cannot reshape tensor of 0 elements")
+    deferred = replace(BASE, config="agfs=2", decisions=(Decision("Eq(u2, 0)", "False", "fallback"),),
+                       artifact=raised)
+    assert config_mismatch(base, deferred, True, diverging=True) is None
+    # the same pair is a mismatch when the artifact runs through (the check was dropped), when
+    # no fallback split the paths, or when the level is not aggressive
+    dropped = replace(deferred, artifact=OUT)
+    assert "outcome error" in config_mismatch(base, dropped, True, diverging=True)
+    no_split = replace(deferred, decisions=claim)
+    assert "outcome error" in config_mismatch(base, no_split, True, diverging=True)
+    assert "outcome error" in config_mismatch(base, deferred, False, diverging=True)
