@@ -7,6 +7,7 @@ import contextlib
 import os
 import traceback
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import sympy
@@ -26,6 +27,7 @@ __all__ = [
     "reference_run",
     "run_safely",
     "shape_env_facts",
+    "sym_str",
     "torch_frame",
 ]
 
@@ -149,12 +151,27 @@ def reference_run(program: Program, specs: tuple[InputSpec, ...], forced: frozen
     return run_safely(lambda: interp.program_fn(program, forced)(*interp.make_inputs(specs)))
 
 
+# Note [print memo]: printing a sympy expression costs about 15 us, and the configs of one program
+# print mostly the same guards, asserts, ranges and decisions (a torch-env program's 16 configs
+# printed each about 16 times). The text is a pure function of the expression, so a bounded memo
+# keyed by it is exact; the type is part of the key because sympy makes some objects of
+# different types equal (sympy.true == True) that print alike today but need not.
+@lru_cache(maxsize=1 << 16)
+def _printed(kind: type, e: Any) -> str:
+    return str(e)
+
+
+def sym_str(e: Any) -> str:
+    """str(e), memoized for sympy objects (Note [print memo])."""
+    return _printed(type(e), e) if isinstance(e, sympy.Basic) else str(e)
+
+
 def expr_str(e: Any) -> str:
     if isinstance(e, torch.SymInt):
-        return str(e.node.expr)
+        return sym_str(e.node.expr)
     if isinstance(e, torch.Tensor):
         return "[" + ", ".join(expr_str(s) for s in e.shape) + "]"
-    return str(e)
+    return sym_str(e)
 
 
 def eval_exprs(vals: list[Any], binding: dict[sympy.Symbol, int]) -> tuple[str, ...]:
@@ -184,12 +201,12 @@ def eval_exprs(vals: list[Any], binding: dict[sympy.Symbol, int]) -> tuple[str, 
 
 
 def shape_env_facts(se: ss.ShapeEnv) -> dict[str, tuple]:
-    asserts = tuple(str(ra.expr) for ras in se.deferred_runtime_asserts.values() for ra in ras)
+    asserts = tuple(sym_str(ra.expr) for ras in se.deferred_runtime_asserts.values() for ra in ras)
     return {
-        "guards": tuple(str(g.expr) for g in se.guards),
+        "guards": tuple(sym_str(g.expr) for g in se.guards),
         "asserts": asserts,
-        "replacements": tuple(sorted((str(k), str(v)) for k, v in se.replacements.items())),
-        "ranges": tuple(sorted((str(k), str(v)) for k, v in se.var_to_range.items())),
+        "replacements": tuple(sorted((sym_str(k), sym_str(v)) for k, v in se.replacements.items())),
+        "ranges": tuple(sorted((sym_str(k), str(v)) for k, v in se.var_to_range.items())),
     }
 
 

@@ -11,13 +11,14 @@ assignment under which a claim is false."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy
 
 from shapefuzz.program.questions import QProgram
 from shapefuzz.program.variants import question_variants as qvariants
 
-__all__ = ["QReplay", "qvariants", "replay_questions", "with_values"]
+__all__ = ["QReplay", "qvariants", "replay_questions", "value_under", "with_values"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,26 +56,43 @@ def replay_questions(program: QProgram, variants, leaf_exprs: list, guards: list
         ok = not why and all(_holds(g, binding) for g in list(guards) + list(asserts))
         if not why and not ok:
             why = "a guard or assert fails"
-        out.append(QReplay(tuple(vals), ok, tuple(_eval(e, binding) for e in value_exprs), why))
+        out.append(QReplay(tuple(vals), ok, tuple(value_under(e, binding) for e in value_exprs), why))
     return tuple(out)
 
 
 #: an expression that is not defined under a binding: a free symbol, a division by zero, or one of
 #: torch's sympy functions refusing its operands (Mod asserts they are non-negative: with an
 #: unbacked value of -1, `u0 % 2` is torch's Mod(-1, 2), an AssertionError)
-_UNDEFINED = (TypeError, ValueError, ZeroDivisionError, AssertionError)
+_UNDEFINED = (TypeError, ValueError, ArithmeticError, AssertionError)
 
 
 def _holds(expr, binding) -> bool:
+    return _holds_under(sympy.sympify(expr), tuple(binding.items()))
+
+
+def value_under(expr, binding) -> str:
+    """The integer `expr` evaluates to under `binding`, as text; "" where it is not defined."""
+    return _eval_under(sympy.sympify(expr), tuple(binding.items()))
+
+
+# Note [replay memo]: the configs of one program ask torch mostly the same questions, so their
+# guards, asserts and values are mostly the same expressions, replayed under the same variant
+# bindings: without a memo, a torch-env program's 16 configs spent 28% of their time in these two
+# functions (benchmarks/campaign_bench.py). Both are pure functions of the expression and the
+# binding (a toggle changes how torch builds an expression, never how sympy evaluates a built one
+# on integers), so a bounded memo keyed by both is exact, across configs and programs alike.
+@lru_cache(maxsize=1 << 16)
+def _holds_under(expr, items: tuple) -> bool:
     try:
-        return bool(sympy.sympify(expr).xreplace(binding))
+        return bool(expr.xreplace(dict(items)))
     except _UNDEFINED:
         return False  # not decidable under this binding (e.g. a symbol left free): reject
 
 
-def _eval(expr, binding) -> str:
+@lru_cache(maxsize=1 << 16)
+def _eval_under(expr, items: tuple) -> str:
     try:
-        r = sympy.sympify(sympy.sympify(expr).xreplace(binding))
+        r = sympy.sympify(expr.xreplace(dict(items)))
         return str(int(r)) if r.is_Integer else ""
     except _UNDEFINED:
         return ""

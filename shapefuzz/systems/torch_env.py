@@ -29,6 +29,7 @@ import operator
 import re
 import time
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 import sympy
@@ -50,10 +51,10 @@ from shapefuzz.program import Ref
 from shapefuzz.program.questions import COMPARE, FALLBACK, QInstr, QProgram
 from shapefuzz.systems import history
 from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity, question_checks
-from shapefuzz.systems.common import classify, expr_str, shape_env_facts
+from shapefuzz.systems.common import classify, expr_str, shape_env_facts, sym_str
 from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings, parse
-from shapefuzz.systems.qreplay import qvariants, replay_questions
+from shapefuzz.systems.qreplay import qvariants, replay_questions, value_under
 from shapefuzz.systems.torch_toggles import applied
 
 __all__ = ["ASKERS", "BINOPS", "TorchEnvSystem"]
@@ -86,7 +87,7 @@ class TorchEnvSystem:
             run = _Run(ShapeEnv(**cfg.env_kwargs), bool(fxx.backed_size_oblivious))
             outcome = run.execute(program)
             obs = run.observation(self.name, config, outcome)
-            obs = replace(obs, axioms=tuple((at, k, str(e)) for at, k, e in run.axioms),
+            obs = replace(obs, axioms=tuple((at, k, sym_str(e)) for at, k, e in run.axioms),
                           smt=run.checks(program, outcome))
             if outcome.kind == "ok":
                 obs = replace(obs, qreplays=run.replays(program))
@@ -122,7 +123,7 @@ class _Run:
 
     def live(self) -> history.Live:
         """What the history replay needs from this run (shapefuzz.systems.history)."""
-        return history.Live(tuple((str(e), str(a), how) for e, a, how in self.raw),
+        return history.Live(tuple((sym_str(e), sym_str(a), how) for e, a, how in self.raw),
                             tuple(self.ask_facts), self.stopped)
 
     def arg(self, a: Any) -> Any:
@@ -263,14 +264,14 @@ class _Run:
                 if vr is not None and vr.upper.is_finite:
                     guards.append(sympy.Le(sym, vr.upper))
         asserts = [ra.expr for ras in se.deferred_runtime_asserts.values() for ra in ras]
-        return replay_questions(program, qvariants(program, 8), [_expr(v) for v in leaves], guards,
+        return replay_questions(program, _variants(program), [_expr(v) for v in leaves], guards,
                                 asserts, [_expr(v) for v in self.values])
 
     def observation(self, system: str, config: str, outcome: Outcome) -> Observation:
-        names = {s: str(s) for s in self.binding}
+        names = {s: sym_str(s) for s in self.binding}
         return Observation(
             system, config, outcome,
-            decisions=tuple(Decision(str(e), str(a), how) for e, a, how in self.raw),
+            decisions=tuple(Decision(sym_str(e), sym_str(a), how) for e, a, how in self.raw),
             **shape_env_facts(self.se),
             out_exprs=tuple(expr_str(v) for v in self.values),
             binding=tuple((names[s], int(v)) for s, v in self.binding.items()),
@@ -283,13 +284,9 @@ def _evaluate(v: Any, binding: dict[sympy.Symbol, sympy.Integer]) -> str:
     Not common.eval_exprs: an expression can divide by zero under the binding (after a false
     torch._check taught torch a wrong replacement), or be one of torch's functions that refuses
     its operands (Mod asserts they are non-negative: an unbacked value of -1), and that must not
-    escape observe()."""
+    escape observe(); qreplay.value_under returns "" there."""
     if isinstance(v, torch.SymInt):
-        try:
-            r = sympy.sympify(v.node.expr.xreplace(binding))
-        except (ArithmeticError, TypeError, ValueError, AssertionError):
-            return ""
-        return str(int(r)) if r.is_Integer else ""
+        return value_under(v.node.expr, binding)
     return str(v) if isinstance(v, int) else ""
 
 
@@ -298,6 +295,13 @@ def unhinted(outcome: Outcome) -> str:
     one a proof must decide) follows "unhinted:" in its message."""
     m = re.search(r"\(unhinted: (.*?)\)\.  \(Size-like", outcome.message)
     return m.group(1) if m else outcome.expr
+
+
+@lru_cache(maxsize=64)
+def _variants(program: QProgram) -> list[tuple[int, ...]]:
+    """The replay assignments of a program, made once for all its configs (they depend on the
+    program alone). Callers only read the list."""
+    return qvariants(program, 8)
 
 
 def _expr(v: Any) -> Any:

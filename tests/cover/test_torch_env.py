@@ -414,3 +414,50 @@ def test_a_value_torch_cannot_build_at_the_program_values_is_unknown():
     for config in ("no-specialize-zero-one", "backed-size-oblivious"):
         obs = TorchEnvSystem().observe(p, config)
         assert obs.outcome.kind == "ok", obs.outcome
+
+
+def _memos_cleared() -> None:
+    from shapefuzz.systems import common, qreplay, torch_env
+
+    for memo in (common._printed, qreplay._holds_under, qreplay._eval_under, torch_env._variants):
+        memo.cache_clear()
+
+
+def test_memoized_observations_equal_fresh_ones_over_generated_programs():
+    # Note [print memo] and Note [replay memo]: a program's configs share printed text, replayed
+    # truths and values through process-wide memos; each must equal what a config computes with
+    # every memo empty (so a memo keyed too coarsely, e.g. without the binding, fails here)
+    from dataclasses import replace
+
+    from hypothesis import seed
+
+    from shapefuzz.systems import CONFIGS
+
+    def untimed(o):
+        return replace(o, elapsed_s=0.0, smt=tuple(replace(c, elapsed_ms=0.0) for c in o.smt))
+
+    seen: list[int] = []
+
+    @seed(16)
+    @settings(max_examples=25, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(qprograms())
+    def check(program):
+        shared = [ENV.observe(program, c) for c in CONFIGS["torch-env"]]
+        for c, a in zip(CONFIGS["torch-env"], shared):
+            _memos_cleared()
+            assert untimed(a) == untimed(ENV.observe(program, c)), (c, program.dumps())
+        seen.append(sum(len(o.qreplays) for o in shared))
+
+    check()
+    assert len(seen) == 25 and sum(seen) > 0  # the replays ran: the memo was exercised
+
+
+def test_the_print_memo_keeps_objects_of_different_types_apart():
+    import sympy
+
+    from shapefuzz.systems.common import sym_str
+
+    x = sympy.Symbol("x", integer=True)
+    assert sym_str(sympy.Integer(2)) == "2" and sym_str(x + 1) == "x + 1"
+    assert sym_str(sympy.true) == "True" and sym_str(True) == "True"
+    assert sym_str(sympy.Float(2.0)) == "2.00000000000000"  # not the Integer 2 it may equal
