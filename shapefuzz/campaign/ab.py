@@ -411,7 +411,9 @@ class ABRun:
         except BaseException:
             base.close()
             raise
-        return ABPool(WorkerPool(*args, **kwargs), base, self.baseline, self.out / SAMPLES_FILE, self.seed)
+        cand = WorkerPool(*args, **kwargs)
+        cand.local_systems = base.local_systems  # both sides' torch jobs in workers: timed alike
+        return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed)
 
 
 def ab_report(baseline: Baseline | None, out: Path, hashes: list[str]) -> dict | None:

@@ -18,7 +18,7 @@ import hashlib
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -51,14 +51,19 @@ class Confirmer:
     MAX_S = 180.0
 
     def __init__(self, confirm_fn: Callable[[Path, float], bool], deadline: float, parallel: int = 2,
-                 enabled: bool = True):
+                 enabled: bool = True, warm_fn: Callable[[Path, float], bool] | None = None,
+                 is_warm: Callable[[str], bool] = lambda sig: False):
         self.confirm_fn = confirm_fn
+        #: Note [warm confirmation] (warm_run.py): the signatures `is_warm` names are confirmed
+        #: by `warm_fn` (a fork of a warm interpreter), the others by `confirm_fn`
+        self.warm_fn, self.is_warm = warm_fn, is_warm
         self.deadline = deadline  # time.monotonic() by which every confirmation is over
         self.parallel = max(1, parallel)
         self.enabled = enabled
         self._pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="confirm")
-        self._jobs: dict[str, list] = {}  # sig -> [Future, repro.py digest, case folder]
-        self._durations: list[float] = []
+        self._jobs: dict[str, list] = {}  # sig -> [Future, repro.py digest, case folder, warm]
+        self._durations: list[float] = []  # of standalone confirmations: the reserve's estimate
+        self._warm_durations: list[float] = []
         self._lock = threading.Lock()
         #: before any confirmation was measured: what a fresh interpreter with torch takes here
         #: (run.py: the first worker's start-up), when it says more than FIRST_GUESS_S
@@ -74,7 +79,7 @@ class Confirmer:
             return  # running: it may be rewriting repro.py itself (a reduced issue form)
         if old is not None:
             old[0].cancel()  # queued: not needed any more
-        job: list = [None, digest, case_dir]
+        job: list = [None, digest, case_dir, self.warm_fn is not None and self.is_warm(sig)]
         job[0] = self._pool.submit(self._run, job)
         self._jobs[sig] = job
 
@@ -84,11 +89,14 @@ class Confirmer:
         if left <= 0.5:
             return False, True
         t = time.monotonic()
-        ok = self.confirm_fn(job[2], self._timeout(left, job[2]))
+        if job[3]:
+            ok = self.warm_fn(job[2], min(left, self.MAX_S))
+        else:
+            ok = self.confirm_fn(job[2], self._timeout(left, job[2]))
         took = time.monotonic() - t
         job[1] = _digest(job[2])  # what it confirmed (a reduced issue form, maybe)
         with self._lock:
-            self._durations.append(took)
+            (self._warm_durations if job[3] else self._durations).append(took)
         return ok, not ok and took >= left - 0.5
 
     #: confirm_reduced (repro/trial.py) reduces the issue form only with this much time or more
@@ -111,20 +119,29 @@ class Confirmer:
                 return min(self._durations)
         return max(self.FIRST_GUESS_S, self.hint())
 
-    def unfinished(self) -> int:
-        return sum(not f.done() for f, _, _ in list(self._jobs.values()))
+    def warm_estimate_s(self) -> float:
+        with self._lock:
+            return min(self._warm_durations) if self._warm_durations else 1.0
+
+    def unfinished(self, warm: bool | None = None) -> int:
+        """Confirmations not over yet (`warm`: only the warm ones, or only the others)."""
+        return sum(not job[0].done() for job in list(self._jobs.values()) if warm in (None, job[3]))
 
     def failed(self) -> int:
         """Confirmations over whose repro.py did not exit 1 (the progress line's unconfirmed)."""
         return sum(f.done() and not f.cancelled() and not f.result()[0]
-                   for f, _, _ in list(self._jobs.values()))
+                   for f, *_ in list(self._jobs.values()))
 
-    def reserve_s(self, not_submitted: int) -> float:
-        """Wall time the confirmations still to run need, run `parallel` at once."""
+    def reserve_s(self, not_submitted: Iterable[str] = ()) -> float:
+        """Wall time the confirmations still to run need, run `parallel` at once;
+        `not_submitted`: the signatures of findings still to be submitted (still shrinking)."""
         if not self.enabled:
             return 0.0
-        waiting = self.unfinished() + not_submitted
-        return math.ceil(waiting / self.parallel) * self.estimate_s()
+        later = [self.warm_fn is not None and self.is_warm(sig) for sig in not_submitted]
+        waiting = self.unfinished(warm=False) + later.count(False)
+        warm = self.unfinished(warm=True) + later.count(True)
+        return (math.ceil(waiting / self.parallel) * self.estimate_s()
+                + math.ceil(warm / self.parallel) * self.warm_estimate_s())
 
     def results(self, cases: dict[str, Path]) -> dict[str, tuple[bool, bool]]:
         """Confirm every case of `cases` not yet confirmed as it is now; wait for all of them."""

@@ -14,6 +14,7 @@ from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
 from shapefuzz.campaign.progress import CampaignProgress
+from shapefuzz.campaign.warm_run import exits_1_warm
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
 from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
 from shapefuzz.cases.known import known_note
@@ -353,6 +354,13 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
+    """Note [background confirmation]: a finding is confirmed as soon as its case is final; Note
+    [warm confirmation]: a known upstream issue's repro.py runs in a fork of a warm interpreter."""
+    return Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm,
+                     warm_fn=exits_1_warm, is_warm=lambda sig: _is_known(opts, sig))
+
+
 def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     """`t0`: the time.monotonic() the wall budget counts from (default: this process's start)."""
     t0 = process_start() if t0 is None else t0
@@ -360,8 +368,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     import_plugins(opts.plugins)
     ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None
     saved: dict[str, Path] = {}
-    # Note [background confirmation]: a finding is confirmed as soon as its case is final
-    confirmer = Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm)
+    confirmer = _confirmer(opts, t0)
 
     def on_bug(bug: FoundBug) -> None:
         case, repro, log = _case_for(bug, opts)
@@ -371,7 +378,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
             confirmer.submit(bug.finding.key, saved[bug.finding.key])
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
-        return END_S + confirmer.reserve_s(sum(not b.shrunk for b in list(camp.bugs.values())))
+        return END_S + confirmer.reserve_s([sig for sig, b in list(camp.bugs.items()) if not b.shrunk])
 
     progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None,
                                 facts=lambda c: (_known_count(c, opts), confirmer.failed()),

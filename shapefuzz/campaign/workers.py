@@ -89,6 +89,11 @@ def _context(start: str):
     return ctx
 
 
+#: systems a worker could run that may run in the campaign process under its state guard
+#: (Note [torch-env in process])
+TORCH_LOCAL = frozenset({"torch-env"})
+
+
 class _Worker:
     def __init__(self, ctx, args, launch=None):
         if launch is not None:  # another interpreter or environment (Note [A/B workers], ab.py)
@@ -173,8 +178,12 @@ class WorkerPool:
         self.first_ready_s = 0.0
         self.retired_cpu_s = 0.0  # CPU seconds of the workers already gone (cpu_s)
         self.coverage = TorchCoverage()  # Note [torch coverage]
-        #: systems whose jobs run in this process, not in a worker (Note [ref in process])
-        self.local_systems: tuple[str, ...] = ("ref",)
+        #: systems whose jobs run in this process, not in a worker (Notes [ref in process],
+        #: [torch-env in process]): torch-env only where this process is the torch a worker would
+        #: run (no other interpreter, no --torch-config) and no job needs a worker's coverage trace
+        local_torch = launch is None and not torch_config and not cov_feedback
+        self.local_systems: tuple[str, ...] = ("ref", "torch-env") if local_torch else ("ref",)
+        self._local_state: dict | None = None  # torch's state before the first local torch job
         self._parsed: dict = {}  # run_job's parse memo for the local jobs
         self.share_with_worker = True  # Note [shared groups] (campaign/local.py)
         self.share = Share()
@@ -265,6 +274,10 @@ class WorkerPool:
         that, and ref needs none of torch's tracing state a worker isolates. A ref exception is
         a shapefuzz bug as in a worker (Note [shapefuzz bugs]); a hang, a timeout (Note [local
         timeout])."""
+        if job.system in TORCH_LOCAL and self._local_state is None:
+            from shapefuzz.campaign.worker_loop import _torch_state
+
+            self._local_state = _torch_state(dynamo=False)
         t = time.perf_counter()
         try:
             with deadline(self.timeout_s):
@@ -277,7 +290,32 @@ class WorkerPool:
             return Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
         dt = time.perf_counter() - t
         self.times.add(job.system, {"job_s": dt}, dt)
+        if job.system in TORCH_LOCAL:
+            self._guard_local_state(job)
         return obs
+
+    def _guard_local_state(self, job: Job) -> None:
+        """A local torch job's state guard.
+
+        Note [torch-env in process]: a torch-env job (torch's ShapeEnv driven directly, no Dynamo, no
+        tracing state) costs about 1.4 ms; in a torch-env campaign with one worker, the campaign
+        process waited for that worker 27-32% of the wall time while the worker ran every job.
+        So torch-env jobs run here as ref's do, and groups are shared with the worker (Note
+        [shared groups]): both cores run ShapeEnv. Not where the worker is another torch than
+        this process (an A/B baseline, --torch-config) or must trace each program's coverage
+        (--coverage-feedback). The job drives torch under a config's patches, here as in a
+        worker, so this process keeps the worker's state guard (Note [state guard], the
+        Dynamo-free check: 0.2 ms a job). A job that leaves torch's state changed is reported as
+        a worker's would be, and its system's later jobs go to workers, whose state a restart
+        makes fresh; this process cannot be restarted."""
+        from shapefuzz.campaign.worker_loop import _drift, _torch_state
+
+        drift = _drift(self._local_state, job)
+        if drift:
+            self._report_bug(f"{job.system}:{job.config} left torch state changed in the campaign "
+                             "process: " + "; ".join(drift[:10]), job, torch_owned=torch_owned(drift))
+            self.local_systems = tuple(s for s in self.local_systems if s != job.system)
+            self._local_state = _torch_state(dynamo=False)
 
     def in_flight(self) -> int:
         """Groups submitted and not yet returned by poll."""

@@ -93,7 +93,9 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
 
 
 def _same_after_split(base: Observation, obs: Observation) -> bool:
-    """Note [checks moved to run time]: after an aggressive level's first fallback either path
+    """Whether two different outcomes after an aggressive level's split agree.
+
+    Note [checks moved to run time]: after an aggressive level's first fallback either path
     may meet a data-dependent question the other one never asks (ok vs dde); and a check one
     path fails while tracing, the guard-free path may defer as a runtime assert (torch._check
     on an expression it no longer decides), so its artifact rejects the same input instead

@@ -201,8 +201,8 @@ def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_wai
     d = _case(tmp_path, "x")
     assert c.results({"sig": d}) == {"sig": (False, True)}
     assert c.failed() == 1
-    assert c.reserve_s(not_submitted=3) == 2 * Confirmer.FIRST_GUESS_S  # 3 cases, 2 at once
-    assert Confirmer(None, 0, enabled=False).reserve_s(5) == 0.0
+    assert c.reserve_s(["a", "b", "c"]) == 2 * Confirmer.FIRST_GUESS_S  # 3 cases, 2 at once
+    assert Confirmer(None, 0, enabled=False).reserve_s(["a"] * 5) == 0.0
     c.close()
 
 
@@ -353,3 +353,53 @@ def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
     assert cpu["workers"] == round(pool.cpu_s(), 2) >= round(forked, 2)
     assert cpu["total"] == round(cpu["campaign"] + cpu["subprocesses"] + cpu["workers"], 2)
     assert campaign_cpu(object())["workers"] == 0.0  # an executor without workers
+
+
+def test_a_known_issue_is_confirmed_warm_and_a_new_one_standalone(tmp_path):
+    # Note [warm confirmation]: the Confirmer routes by signature, and a warm confirmation's time
+    # does not lower the estimate the reserve keeps for a standalone one
+    standalone, warm = [], []
+
+    def slow(d, t):
+        standalone.append(d.name)
+        time.sleep(0.3)
+        return True
+
+    c = Confirmer(slow, time.monotonic() + 60, parallel=1, warm_fn=lambda d, t: warm.append(d.name) or True,
+                  is_warm=lambda sig: sig.startswith("known"))
+    new, known = tmp_path / "new", tmp_path / "known"
+    for d in (new, known):
+        d.mkdir()
+        (d / "repro.py").write_text(d.name)
+    assert c.results({"new:a": new, "known:b": known}) == {"new:a": (True, False), "known:b": (True, False)}
+    assert standalone == ["new"] and warm == ["known"]
+    assert c.estimate_s() >= 0.3 and c.warm_estimate_s() < 0.3
+    # findings still shrinking count by their kind: two new ones run one after the other, a
+    # known one adds a warm confirmation's time
+    assert c.reserve_s(["new:x", "new:y"]) == 2 * c.estimate_s()
+    assert c.reserve_s(["new:x", "known:y"]) == c.estimate_s() + c.warm_estimate_s()
+    c.close()
+    # without a warm runner every finding is confirmed standalone
+    plain = Confirmer(slow, time.monotonic() + 60, is_warm=lambda sig: True)
+    assert plain.results({"known:c": known}) == {"known:c": (True, False)} and standalone[-1] == "known"
+    plain.close()
+
+
+@pytest.mark.parametrize("body, exits_1", [
+    ("import sys\nsys.exit(1)\n", True),
+    ("import torch\nassert __name__ == '__main__'\nprint('fixed')\n", False),
+    ("import sys, helper\nsys.exit(helper.CODE)\n", True),  # its folder is on sys.path
+    ("raise ValueError('an uncaught exception exits 1, as in a fresh interpreter')\n", True),
+    ("import sys\nsys.exit('a message exits 1')\n", True),
+    ("import time\ntime.sleep(60)\n", False),  # a hang: killed at the timeout
+])
+def test_a_warm_run_exits_as_the_script_would_standalone(tmp_path, body, exits_1):
+    from shapefuzz.campaign.warm_run import exits_1_warm
+
+    (tmp_path / "repro.py").write_text(body)
+    (tmp_path / "helper.py").write_text("CODE = 1\n")
+    t = time.monotonic()
+    assert exits_1_warm(tmp_path, 8.0) is exits_1
+    assert time.monotonic() - t < 30
+    log = (tmp_path / "confirm.txt").read_text()
+    assert "Note [warm confirmation]" in log and "\nexit " in log

@@ -97,3 +97,58 @@ def test_a_tag_submitted_again_after_a_cancel_gets_its_own_answers():
         got = done["a"]
         assert [(o.system, o.config) for o in got] == [(j.system, j.config) for j in again]
         assert all(_same(o, run_job(j)) for o, j in zip(got, again))
+
+
+# ---- Note [torch-env in process] ----------------------------------------------------------------
+def _question_jobs():
+    from shapefuzz.program.questions import QInstr, QProgram
+
+    q = QProgram((QInstr("unbacked", (3,)), QInstr("backed", (5,)),
+                  QInstr("check", (">=", Ref(0), 0)), QInstr("ask", ("guard_or_false", ">=", Ref(0), Ref(1)))))
+    q.validate()
+    return jobs_for(q, (("torch-env", "default"), ("torch-env", "agfs=2"), ("torch-env", "slow:expr-cache")), 0, 0)
+
+
+def test_torch_env_jobs_run_here_and_equal_a_workers():
+    jobs = _question_jobs()
+    with WorkerPool(1, timeout_s=60) as pool:
+        assert "torch-env" in pool.local_systems
+        pool.share_with_worker = False
+        got = pool.run_many(jobs)
+        t = pool.times.per
+        assert t["torch-env"]["jobs"] == 3 and t["torch-env"]["ipc_s"] == 0.0
+        pool.local_systems = ()
+        assert all(_same(a, b) for a, b in zip(pool.run_many(jobs), got))
+        assert t["torch-env"]["ipc_s"] > 0.0 and not pool.bugs
+
+
+def test_torch_env_stays_in_workers_where_the_worker_is_another_torch():
+    with WorkerPool(1, timeout_s=60, torch_config=(("capture_scalar_outputs", True),)) as pool:
+        assert pool.local_systems == ("ref",)
+    with WorkerPool(1, timeout_s=60, cov_feedback=True) as pool:
+        assert pool.local_systems == ("ref",)
+
+
+def test_a_local_torch_job_that_leaves_torch_state_changed_is_reported_and_moved_to_workers(monkeypatch):
+    import torch.fx.experimental._config as fxx
+
+    from shapefuzz.campaign import workers
+
+    jobs = _question_jobs()
+
+    def leaky(job, parsed=None):
+        fxx.aggressive_guard_free_semantics = 1  # never restored by the job
+        return run_job(job, parsed)
+
+    monkeypatch.setattr(workers, "run_job", leaky)
+    try:
+        with WorkerPool(1, timeout_s=60) as pool:
+            pool.share_with_worker = False
+            got = pool.run_many(jobs[:1])
+            assert got[0].outcome.kind == "ok"
+            [bug] = pool.bugs
+            assert "left torch state changed" in bug["message"]
+            assert "aggressive_guard_free_semantics" in bug["message"]
+            assert "torch-env" not in pool.local_systems  # the rest go to a worker
+    finally:
+        fxx.aggressive_guard_free_semantics = 0
