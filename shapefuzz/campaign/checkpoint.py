@@ -34,7 +34,7 @@ def state_of(camp: Any, finished: bool = False) -> dict:
     return {
         "schema": STATE_SCHEMA, "kind": "shapefuzz-campaign-state", "finished": finished,
         "fingerprint": fingerprint(camp.cfg), "round": camp.round, "pos": camp.pos,
-        "pending_shrink": camp.pending_shrink, "elapsed_s": camp.elapsed(),
+        "pending_shrink": camp.pending_shrink, "deferred": camp.deferred, "elapsed_s": camp.elapsed(),
         "stats": camp.stats.to_json(),
         "bugs": [{"finding": to_jsonable(b.finding.to_json()), "program": b.program.to_json(),
                   "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
@@ -63,6 +63,7 @@ def _restore_unchecked(camp: Any, state: dict) -> None:
                           "configs or generator); resume it with the same flags or use another --out")
     camp.round, camp.pos = int(state["round"]), int(state["pos"])
     camp.pending_shrink = state["pending_shrink"]
+    camp.deferred = list(state.get("deferred", []))  # absent in a state saved before deferral
     camp.offset_s = float(state["elapsed_s"])
     camp.stats = CampaignStats.from_json(state["stats"])
     for b in state["bugs"]:

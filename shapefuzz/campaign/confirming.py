@@ -137,7 +137,8 @@ class Confirmer:
         `not_submitted`: the signatures of findings still to be submitted (still shrinking)."""
         if not self.enabled:
             return 0.0
-        later = [self.warm_fn is not None and self.is_warm(sig) for sig in not_submitted]
+        later = [self.warm_fn is not None and self.is_warm(sig) for sig in not_submitted
+                 if sig not in self._jobs]  # one submitted is counted as unfinished, or done
         waiting = self.unfinished(warm=False) + later.count(False)
         warm = self.unfinished(warm=True) + later.count(True)
         return (math.ceil(waiting / self.parallel) * self.estimate_s()

@@ -47,6 +47,7 @@ from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint
 from shapefuzz.campaign.database import import_shared
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
 from shapefuzz.campaign.local import Serial
+from shapefuzz.campaign.space import strategy
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
 from shapefuzz.campaign.torchcov import Feedback
@@ -134,6 +135,7 @@ class Campaign:
         self.round = 0
         self.pos = 0  # programs of the current round already processed
         self.pending_shrink: dict | None = None  # {"index", "signature", "program"}
+        self.deferred: list[dict] = []  # pending_shrink + "round" (Note [deferred known shrink])
         self._mode = "generate"
         self._idx = 0
         self._target: str | None = None
@@ -177,9 +179,11 @@ class Campaign:
                 if not self._generate_round() and not self._done():
                     self._next_round()  # Hypothesis exhausted this round's space
                 continue
-            self._shrink_pending()
-            self._shrink_siblings()
+            if not self._defer_pending():
+                self._shrink_pending()
+                self._shrink_siblings()
             self._next_round()
+        self._shrink_deferred()
         for bug in self.bugs.values():
             if not bug.shrunk and bug.evaluation is not None:
                 self.on_bug(bug)  # found beside another one and never met again: saved as found
@@ -206,6 +210,37 @@ class Campaign:
             return True
         return False
 
+    def _short(self, sig: str) -> bool:
+        """A known upstream issue's finding, or one the A/B baseline shows too (Notes [known
+        shrink], [pre-existing findings])."""
+        return self.is_known(sig) or self.bugs[sig].finding.pre_existing
+
+    def _defer_pending(self) -> bool:
+        """Queue the pending shrink instead of running it (Note [deferred known shrink] in
+        budget.py); False when it is to run now."""
+        sig = self.pending_shrink["signature"]
+        if self.feedback.on or not self._short(sig):
+            return False
+        self.deferred.append({**self.pending_shrink, "round": self.round})
+        return True
+
+    def _shrink_deferred(self) -> None:
+        where = self.round, self.pos
+        while self.deferred and self.elapsed() + 0.25 < self.budget.end_s():
+            d = self.deferred.pop(0)
+            if self.bugs[d["signature"]].shrunk:
+                continue  # a sibling of an earlier one
+            self.round = d["round"]  # its round is replayed to reach it (Note [rounds])
+            self.pending_shrink = {k: d[k] for k in ("index", "signature", "program")}
+            self._shrink_pending()
+            self._shrink_siblings()
+        for d in self.deferred:  # not reached: pruned at least (Note [pruning]), saved as found below
+            bug = self.bugs[d["signature"]]
+            if not bug.shrunk and self.elapsed() + 0.5 < self.budget.end_s():
+                self._prune(bug)
+        self.round, self.pos = where
+        self.pending_shrink = None
+
     def _next_round(self) -> None:
         self.round, self.pos, self.pending_shrink = self.round + 1, 0, None
         self.feedback.next_round(self.pool)
@@ -220,7 +255,7 @@ class Campaign:
 
         @seed(self.cfg.seed * 100_003 + self.round)
         @s
-        @given(self._strategy())
+        @given(strategy(self.cfg))
         def shapefuzz_campaign(program):
             self._body(program)
 
@@ -241,30 +276,6 @@ class Campaign:
             self._replay_step(i, program)
         else:
             self._shrink_step(program)
-
-    @staticmethod
-    def example_space(cfg: CampaignSettings) -> dict:
-        """What a choice sequence means: the program kinds and generator settings."""
-        from shapefuzz.systems.observation import to_jsonable
-
-        return {"kinds": sorted(Campaign._kinds(cfg)), "gen": to_jsonable(cfg.gen)}
-
-    @staticmethod
-    def _kinds(cfg: CampaignSettings) -> list[str]:
-        """The program kinds some target accepts, in KINDS order."""
-        from shapefuzz.program.kinds import KINDS
-        from shapefuzz.systems import accepts
-
-        return [k for k in KINDS if any(accepts(s, k) for s, _ in cfg.targets)]
-
-    def _strategy(self):
-        """Tensor programs, question programs, or both, as the targets accept them."""
-        from hypothesis import strategies as st
-
-        from shapefuzz.program.kinds import KINDS
-
-        strats = [KINDS[k].strategy(self.cfg.gen) for k in self._kinds(self.cfg)]
-        return strats[0] if len(strats) == 1 else st.one_of(*strats)
 
     # ---- generating (Note [parallel rounds]) -------------------------------------------------
     def _generate_round(self) -> bool:
@@ -348,16 +359,20 @@ class Campaign:
             bug = self.bugs.get(f.key)
             if bug is not None:
                 bug.count += 1
-                if not bug.shrunk and new is None:  # seen before, never shrunk: shrink it now
-                    new = f
+                if not bug.shrunk and new is None and not self._deferred(f.key):
+                    new = f  # seen before, never shrunk (and not queued): shrink it now
                 continue
             bug = FoundBug(f, program, ev, first_s=self.elapsed(), first_program=self.stats.programs,
                            shrunk=shrunk)
             self.last_new_s = bug.first_s
             self.bugs[f.key] = bug
             self.on_bug(bug)  # saved at once, shrunk or not (Note [resume]: nothing is lost)
-            new = new or (None if shrunk else f)
+            if not shrunk and (new is None or (self._short(new.key) and not self._short(f.key))):
+                new = f  # a new finding beside a known one is shrunk now (Note [deferred known shrink])
         return new
+
+    def _deferred(self, sig: str) -> bool:
+        return any(d["signature"] == sig for d in self.deferred)
 
     # ---- shrinking ---------------------------------------------------------------------------
     def _shrink_pending(self) -> None:
@@ -395,8 +410,7 @@ class Campaign:
         if i > ps["index"] or program.dumps() != ps["program"]:
             raise _Stop  # generation was not reproducible: keep the finding unshrunk
         self._mode = "shrink"
-        short = self.is_known(self._target) or self.bugs[self._target].finding.pre_existing
-        self._shrink_deadline = time.monotonic() + self.budget.shrink_s(short)
+        self._shrink_deadline = time.monotonic() + self.budget.shrink_s(self._short(self._target))
         self._signal(self._target)
 
     def _shrink_step(self, program: Program) -> None:

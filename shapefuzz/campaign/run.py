@@ -14,6 +14,7 @@ from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
 from shapefuzz.campaign.progress import CampaignProgress
+from shapefuzz.campaign.space import example_space
 from shapefuzz.campaign.warm_run import exits_1_warm
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
 from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
@@ -150,7 +151,7 @@ def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
 
     from shapefuzz.campaign.database import open_database
 
-    return replace(cfg, database=open_database(opts.database, Campaign.example_space(cfg)))
+    return replace(cfg, database=open_database(opts.database, example_space(cfg)))
 
 
 def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: str,
@@ -374,7 +375,9 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         case, repro, log = _case_for(bug, opts)
         saved[bug.finding.key] = save_case(opts.out / "findings", case, repro, log,
                                            _observation_of(bug), check=_check_for(case))
-        if bug.shrunk:
+        # a known one at once: its shrink may be deferred to the end or never come (Note
+        # [deferred known shrink]); a warm confirmation is cheap, and repeated if it is shrunk
+        if bug.shrunk or _is_known(opts, bug.finding.key):
             confirmer.submit(bug.finding.key, saved[bug.finding.key])
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far

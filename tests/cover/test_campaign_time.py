@@ -143,15 +143,21 @@ def test_a_known_finding_is_shrunk_for_the_known_budget_only():
         obs = slow(jobs)
         return obs + [mark(obs[-1], SPEC_PREFIX + "{}")]
 
-    spans = {}
+    spans, stopped = {}, {}
     for name, runner, known in (("new", slow, False), ("known", slow, True), ("pre-existing", shared, False)):
-        cfg = CampaignSettings(TARGETS, budget_s=10.0, seed=3, shrink_budget_s=4.0, known_shrink_budget_s=0.5)
+        cfg = CampaignSettings(TARGETS, budget_s=12.0, seed=3, shrink_budget_s=4.0, known_shrink_budget_s=0.5)
         camp = Campaign(cfg, runner, is_known=lambda sig, k=known: k).run()
-        spans[name] = (max(end - start for start, end in camp.shrink_spans), camp.stats.shrink_runs)
+        spans[name] = (max(end - start for start, end in camp.shrink_spans), camp.stats.shrink_runs,
+                       min(start for start, _ in camp.shrink_spans))
+        stopped[name] = camp.stopped_s
         assert all(b.finding.pre_existing == (name == "pre-existing") for b in camp.bugs.values())
+        assert any(b.shrunk for b in camp.bugs.values())
     for short in ("known", "pre-existing"):
         assert spans[short][0] <= 0.5 + 0.3 + 0.5, spans  # one evaluation past the deadline, and slack
         assert spans["new"][1] > spans[short][1] and spans["new"][0] > 1.5, spans
+        # Note [deferred known shrink]: shrunk after generation stopped, not when met
+        assert spans[short][2] >= stopped[short] - 0.01, (spans, stopped)
+    assert spans["new"][2] < stopped["new"], (spans, stopped)  # a new one at once
 
 
 # ---- background confirmation ---------------------------------------------------------------------
