@@ -108,6 +108,9 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
          progress_log, baseline_python, baseline_env, force, coverage_feedback):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
+    from shapefuzz.campaign.template import start_template
+
+    start_template()  # the workers' template warms up while this process imports torch
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.systems import targets_for
 

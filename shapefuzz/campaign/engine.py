@@ -359,7 +359,7 @@ class Campaign:
             bug = self.bugs.get(f.key)
             if bug is not None:
                 bug.count += 1
-                if not bug.shrunk and new is None and not self._deferred(f.key):
+                if not bug.shrunk and new is None and all(d["signature"] != f.key for d in self.deferred):
                     new = f  # seen before, never shrunk (and not queued): shrink it now
                 continue
             bug = FoundBug(f, program, ev, first_s=self.elapsed(), first_program=self.stats.programs,
@@ -370,9 +370,6 @@ class Campaign:
             if not shrunk and (new is None or (self._short(new.key) and not self._short(f.key))):
                 new = f  # a new finding beside a known one is shrunk now (Note [deferred known shrink])
         return new
-
-    def _deferred(self, sig: str) -> bool:
-        return any(d["signature"] == sig for d in self.deferred)
 
     # ---- shrinking ---------------------------------------------------------------------------
     def _shrink_pending(self) -> None:

@@ -375,9 +375,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         case, repro, log = _case_for(bug, opts)
         saved[bug.finding.key] = save_case(opts.out / "findings", case, repro, log,
                                            _observation_of(bug), check=_check_for(case))
-        # a known one at once: its shrink may be deferred to the end or never come (Note
-        # [deferred known shrink]); a warm confirmation is cheap, and repeated if it is shrunk
-        if bug.shrunk or _is_known(opts, bug.finding.key):
+        if bug.shrunk or _is_known(opts, bug.finding.key):  # Note [deferred known shrink]: at once
             confirmer.submit(bug.finding.key, saved[bug.finding.key])
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
@@ -398,7 +396,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
                                                plugins=opts.plugins,
                                                cov_feedback=opts.coverage_feedback) as pool:
         confirmer.hint = lambda: getattr(pool, "first_ready_s", 0.0)  # 1.5x: stopped 18 s early
-        _freeze_heap()  # while the workers start
+        _freeze_heap()  # while the workers start (Note [background start])
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"
         with camp.clock.phase("report"):

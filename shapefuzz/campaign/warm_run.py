@@ -23,10 +23,10 @@ __all__ = ["exits_1_warm"]
 
 
 def exits_1_warm(case_dir: Path, timeout_s: float) -> bool:
-    from shapefuzz.campaign.workers import _context
+    from shapefuzz.campaign.template import context
 
     script, log = Path(case_dir) / "repro.py", Path(case_dir) / "confirm.txt"
-    proc = _context("forkserver").Process(target=_run_script, args=(str(script), str(log)), daemon=True)
+    proc = context("forkserver").Process(target=_run_script, args=(str(script), str(log)), daemon=True)
     proc.start()
     proc.join(timeout_s)
     if proc.is_alive():  # a hang is not a confirmation

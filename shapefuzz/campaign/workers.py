@@ -50,9 +50,9 @@ workers, one job ahead each, so none holds back jobs another could run at once."
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing as mp
 import os
 import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -61,6 +61,7 @@ from multiprocessing.connection import wait
 
 from shapefuzz.campaign.local import LocalTimeout, Share, deadline
 from shapefuzz.campaign.memory import process_cpu_s
+from shapefuzz.campaign.template import context, start_template
 from shapefuzz.campaign.timing import SystemTimes
 from shapefuzz.campaign.torchcov import TorchCoverage
 from shapefuzz.campaign.worker_loop import _worker_main, import_plugins
@@ -78,17 +79,6 @@ class ShapefuzzBug(RuntimeError):
 
 
 # ---- the parent side ---------------------------------------------------------------------------
-def _context(start: str):
-    """Workers fork from a warm template where the platform has a fork server (Note [zygote]);
-    elsewhere, or with start="spawn" (benchmarks/workers_bench.py compares), each worker is
-    spawned and warms up itself."""
-    if start == "spawn" or "forkserver" not in mp.get_all_start_methods():
-        return mp.get_context("spawn")
-    ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload(["shapefuzz.campaign.zygote"])
-    return ctx
-
-
 #: systems a worker could run that may run in the campaign process under its state guard
 #: (Note [torch-env in process])
 TORCH_LOCAL = frozenset({"torch-env"})
@@ -96,13 +86,21 @@ TORCH_LOCAL = frozenset({"torch-env"})
 
 class _Worker:
     def __init__(self, ctx, args, launch=None):
+        self._starting: threading.Thread | None = None
         if launch is not None:  # another interpreter or environment (Note [A/B workers], ab.py)
             self.conn, self.proc = launch(args)
         else:
             self.conn, child = ctx.Pipe()
             self.proc = ctx.Process(target=_worker_main, args=(child, *args), daemon=True)
-            self.proc.start()
-            child.close()
+            # Note [background start]: a fork server's start returns once the template is warm
+            # (Note [zygote], 2 s): the campaign generates (and runs its local jobs) meanwhile.
+            # Jobs sent before then wait in the pipe; the child end is ours until the start ends,
+            # so no end-of-file is seen before. The fork server itself is started by the pool's
+            # thread (start_template): the template asks to die with the thread that started it
+            # (_die_with_parent), and this thread ends as soon as the worker is forked.
+            self._starting = threading.Thread(target=self._start, args=(child,), daemon=True,
+                                              name="worker-start")
+            self._starting.start()
         self.ready = False
         self.task: tuple[Hashable, int, Job] | None = None  # (group tag, index in group, job)
         self.ahead: deque[tuple[Hashable, int, Job]] = deque()  # sent behind it (Note [pipelined jobs])
@@ -117,7 +115,15 @@ class _Worker:
         this process reaps itself (spawned), or where /proc cannot be read."""
         return process_cpu_s(getattr(self.proc, "pid", None), unless_child_of=os.getpid())
 
+    def _start(self, child) -> None:
+        try:
+            self.proc.start()
+        finally:
+            child.close()
+
     def kill(self) -> None:
+        if self._starting is not None:
+            self._starting.join()  # a process half started cannot be killed
         if self.proc.is_alive():
             self.proc.kill()
         self.proc.join(5)
@@ -156,11 +162,15 @@ class WorkerPool:
                  log_path: str | None = None, memory_mb: int = 0, plugins: tuple[str, ...] = (),
                  launch=None, cov_feedback: bool = False, start: str = "forkserver"):
         self.log_path = log_path
-        self._ctx = _context(start)
+        self._ctx = context(start)
         self.timeout_s = timeout_s
         self.startup_s = startup_s
         self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins), cov_feedback)
         self._launch = launch  # starts a worker elsewhere (campaign/ab.py's Launcher), or None
+        if launch is None and start != "spawn":
+            # here, not in a worker's start thread: the template dies with the thread that
+            # started it (PR_SET_PDEATHSIG is per thread, Note [background start])
+            start_template()
         self.workers = [_Worker(self._ctx, self._args, launch) for _ in range(max(1, n))]
         self.restarts = 0
         #: Notes [shapefuzz bugs], [state guard]: {"message", "job", "traceback"} per failed job
