@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from shapefuzz.program.questions import COMPARE, QProgram
+from shapefuzz.systems.observation import by_position
 
 __all__ = ["HistoryRecord", "Live", "replay"]
 
 
+@by_position
 @dataclass(frozen=True, slots=True)
 class Live:
     """What a live run said: (expr, answer, how) per question answered, the (guards, asserts)
@@ -38,6 +40,7 @@ class Live:
     stopped: int | None
 
 
+@by_position
 @dataclass(frozen=True, slots=True)
 class HistoryRecord:
     question: int  # index among the program's questions

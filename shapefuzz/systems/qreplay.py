@@ -17,10 +17,12 @@ import sympy
 
 from shapefuzz.program.questions import QProgram
 from shapefuzz.program.variants import question_variants as qvariants
+from shapefuzz.systems.observation import by_position
 
 __all__ = ["QReplay", "qvariants", "replay_questions", "value_under", "with_values"]
 
 
+@by_position
 @dataclass(frozen=True, slots=True)
 class QReplay:
     values: tuple[int, ...]  # new literal of each backed/unbacked instruction, in order

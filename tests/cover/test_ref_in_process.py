@@ -58,13 +58,14 @@ def test_a_ref_exception_is_a_recorded_bug(monkeypatch):
 def test_a_group_is_shared_with_a_ready_worker_and_the_share_follows_who_waited():
     jobs = jobs_for(P, (("ref", "default"), ("ref", "all-off"), ("ref", "agfs=2")), 0, 0)
     with WorkerPool(1, timeout_s=60) as pool:
-        t0 = time.monotonic()
-        while pool._ready() is None:  # its start-up: groups run here until it says ready
-            assert time.monotonic() - t0 < 120, "the worker never became ready"
-            pool.run_many(jobs)
+        pool.run_many(jobs)  # at once: the worker is still starting (a second or more), so here
         t = pool.times.per
+        assert t["ref"]["jobs"] == 3 and t["ref"]["ipc_s"] == 0.0  # nothing went there yet
+        t0 = time.monotonic()
+        while pool._ready() is None:
+            assert time.monotonic() - t0 < 120, "the worker never became ready"
+            time.sleep(0.05)
         here = t["ref"]["jobs"]
-        assert t["ref"]["ipc_s"] == 0.0  # nothing went there yet
         pool.share.fraction = 0.5
         pool.submit("a", jobs)  # 4 jobs: the last 2 (and a step more, the worker being idle) there
         assert t["ref"]["jobs"] == here + 1

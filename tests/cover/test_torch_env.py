@@ -461,3 +461,16 @@ def test_the_print_memo_keeps_objects_of_different_types_apart():
     assert sym_str(sympy.Integer(2)) == "2" and sym_str(x + 1) == "x + 1"
     assert sym_str(sympy.true) == "True" and sym_str(True) == "True"
     assert sym_str(sympy.Float(2.0)) == "2.00000000000000"  # not the Integer 2 it may equal
+
+
+def test_observations_pickle_by_position_and_back_equal():
+    # Note [observation pickling]: what a worker sends is what the campaign reads
+    import pickle
+
+    p = P(("unbacked", 3), ("backed", 5), ("check", ">=", R(0), 0), ("ask", "guard_or_false", ">=", R(0), R(1)))
+    for config in ("default", "agfs=2"):
+        obs = observe(p, config)
+        assert obs.decisions and obs.qreplays and obs.history is not None
+        back = pickle.loads(pickle.dumps(obs, protocol=pickle.HIGHEST_PROTOCOL))
+        assert back == obs and type(back.decisions[0]) is type(obs.decisions[0])
+        assert obs.__getstate__()[0] == obs.system  # the fields in order, not dataclasses' list
