@@ -36,11 +36,12 @@ refused (its rounds would differ); report.json shows the flag only in its `comma
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
 
-__all__ = ["AREAS", "FEEDBACK_ROUND", "SHAPEENV_AREAS", "CovSampler", "Feedback", "TorchCoverage"]
+__all__ = ["AREAS", "FEEDBACK_ROUND", "SHAPEENV_AREAS", "CovSampler", "Feedback", "TorchCoverage", "tracing"]
 
 #: area -> path under torch/ (a file, or a folder ending in "/")
 AREAS = {"symbolic_shapes": "fx/experimental/symbolic_shapes.py", "_sympy": "utils/_sympy/",
@@ -67,6 +68,18 @@ def area_of(relpath: str) -> str | None:
         if relpath == p or (p.endswith("/") and relpath.startswith(p)):
             return area
     return None
+
+
+@contextlib.contextmanager
+def tracing(cov: CovSampler | None, on: bool):
+    """cov.start() .. cov.stop() around a job when `on`."""
+    if on:
+        cov.start()
+    try:
+        yield
+    finally:
+        if on:
+            cov.stop()
 
 
 class CovSampler:
@@ -125,6 +138,7 @@ class CovSampler:
 
     def stop(self) -> None:
         sys.settrace(None)
+
 
     def done(self, system: str, seconds: float, traced: bool) -> None:
         self.job_s += seconds

@@ -63,7 +63,7 @@ from shapefuzz.campaign.local import LocalTimeout, Share, deadline
 from shapefuzz.campaign.memory import process_cpu_s
 from shapefuzz.campaign.template import context, start_template
 from shapefuzz.campaign.timing import SystemTimes
-from shapefuzz.campaign.torchcov import TorchCoverage
+from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage, tracing
 from shapefuzz.campaign.worker_loop import _worker_main, import_plugins
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
@@ -194,6 +194,7 @@ class WorkerPool:
         local_torch = launch is None and not torch_config and not cov_feedback
         self.local_systems: tuple[str, ...] = ("ref", "torch-env") if local_torch else ("ref",)
         self._local_state: dict | None = None  # torch's state before the first local torch job
+        self._cov: CovSampler | None = None  # for the local torch jobs (_sampler)
         self._parsed: dict = {}  # run_job's parse memo for the local jobs
         self.share_with_worker = True  # Note [shared groups] (campaign/local.py)
         self.share = Share()
@@ -242,7 +243,7 @@ class WorkerPool:
         self._queue.extend((key, i, j) for i, j in enumerate(jobs) if not here(j))
         self._dispatch()  # the workers start on theirs first
         for task in local:
-            self._store(task, self._run_here(task[2]))
+            self._store(task, self._run_here(task[2], task[0][0]))
         if not jobs:
             self._complete(key)
 
@@ -276,7 +277,7 @@ class WorkerPool:
                 self._receive(wi)
         return next((w for w in self.workers if w.ready), None)
 
-    def _run_here(self, job: Job) -> Observation:
+    def _run_here(self, job: Job, tag: Hashable = None) -> Observation:
         """Run one job here, timed.
 
         Note [ref in process]: a ref job costs about a millisecond, a worker round trip
@@ -284,13 +285,12 @@ class WorkerPool:
         that, and ref needs none of torch's tracing state a worker isolates. A ref exception is
         a shapefuzz bug as in a worker (Note [shapefuzz bugs]); a hang, a timeout (Note [local
         timeout])."""
-        if job.system in TORCH_LOCAL and self._local_state is None:
-            from shapefuzz.campaign.worker_loop import _torch_state
-
-            self._local_state = _torch_state(dynamo=False)
+        cov = self._sampler(job)
+        traced = cov is not None and cov.wants(job.system, job.program_json)
+        cost_before = cov.cost_s if cov is not None else 0.0
         t = time.perf_counter()
         try:
-            with deadline(self.timeout_s):
+            with deadline(self.timeout_s), tracing(cov, traced):
                 obs = run_job(job, self._parsed)
         except LocalTimeout as e:
             return Observation(job.system, job.config, Outcome("timeout", "Timeout", str(e)))
@@ -300,9 +300,25 @@ class WorkerPool:
             return Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
         dt = time.perf_counter() - t
         self.times.add(job.system, {"job_s": dt}, dt)
-        if job.system in TORCH_LOCAL:
+        if cov is not None:
+            cov.done(job.system, dt, traced)
+            if traced:
+                self.coverage.add(cov.take(), cov.cost_s - cost_before, tag)
             self._guard_local_state(job)
         return obs
+
+    def _sampler(self, job: Job) -> CovSampler | None:
+        """For a local torch job, this process's coverage sampler (Note [torch coverage]: local
+        jobs are sampled as a worker's are), made with the first one, when this process's
+        torch state is also read for the state guard; None for other jobs."""
+        if job.system not in TORCH_LOCAL:
+            return None
+        if self._cov is None:
+            from shapefuzz.campaign.worker_loop import _torch_state
+
+            self._local_state = _torch_state(dynamo=False)
+            self._cov = CovSampler()
+        return self._cov
 
     def _guard_local_state(self, job: Job) -> None:
         """A local torch job's state guard.

@@ -153,3 +153,19 @@ def test_a_local_torch_job_that_leaves_torch_state_changed_is_reported_and_moved
             assert "torch-env" not in pool.local_systems  # the rest go to a worker
     finally:
         fxx.aggressive_guard_free_semantics = 0
+
+
+def test_local_torch_jobs_are_sampled_for_torch_coverage():
+    # Note [torch coverage]: jobs run here are sampled as a worker's are, so a torch-env
+    # campaign's coverage does not shrink to the worker's share
+    from shapefuzz.campaign.torchcov import area_of
+
+    jobs = _question_jobs()
+    with WorkerPool(1, timeout_s=60) as pool:
+        pool.share_with_worker = False
+        cov = pool.coverage
+        for _ in range(40):  # the sampler traces once tracing one job stays under 5% of the time
+            pool.run_many(jobs)
+        assert cov.sampled >= 1 and cov.lines
+        assert any(area_of(rel) and "symbolic_shapes" in rel for rel in cov.lines)
+        assert pool.times.per["torch-env"]["ipc_s"] == 0.0  # all of it here
