@@ -83,7 +83,7 @@ def cli() -> None:
 @click.option("--timeout", type=float, default=60.0, show_default=True, help="Per-program seconds.")
 @click.option("--shrink-budget", type=float, default=30.0, show_default=True,
               help="Seconds at most for shrinking one finding (within --budget); a known upstream "
-                   "issue's finding gets 5 s at most unless --strict.")
+                   "issue's finding is shrunk after generation stops, 5 s at most, unless --strict.")
 @click.option("--no-confirm", is_flag=True, help="Do not run each repro.py to confirm findings.")
 @click.option("--known", "known_files", multiple=True, type=click.Path(dir_okay=False),
               help="Extra known-issues JSON file (repeatable); known findings do not fail the run.")

@@ -26,7 +26,7 @@ from shapefuzz.repro.trial import confirm_reduced
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems.observation import to_jsonable
 
-__all__ = ["FuzzOptions", "confirm", "run_fuzz"]
+__all__ = ["FuzzOptions", "confirm", "exit_code", "run_fuzz"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,11 +419,21 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     if not opts.quiet:
         print(_summary(camp, elapsed, findings, unconfirmed, new, opts))
     for bug in shapefuzz_bugs:  # loud, and never a silent exit 0
-        print(f"{_bug_kind(bug)}: {bug['message']}", file=sys.stderr)
-    return 1 if new or shapefuzz_bugs else 0
+        print(f"{_bug_kind(bug, opts.strict)}: {bug['message']}", file=sys.stderr)
+    return exit_code(new, shapefuzz_bugs, opts.strict)
 
 
-def _bug_kind(bug: dict) -> str:
+def exit_code(new: list, shapefuzz_bugs: list, strict: bool) -> int:
+    """1 for a new finding or a shapefuzz bug. A drift of torch's own dispatch state (Note [state
+    guard]: torch.cond's internal compile leaves torch-function dispatch disabled after a DDE,
+    reports/torch-2.13 row 27, a torch 2.13 bug) is printed and kept in report.json, but fails
+    the run only under --strict, as a known upstream issue's finding does."""
+    failing = [b for b in shapefuzz_bugs if strict or not b.get("torch_owned")]
+    return 1 if new or failing else 0
+
+
+def _bug_kind(bug: dict, strict: bool = False) -> str:
     if bug.get("torch_owned"):  # patching.torch_owned: no shapefuzz patch touches that state
-        return "torch left its own global state changed (torch's bug; the job is in report.json's shapefuzz_bugs)"
+        fails = "it fails the run under --strict" if strict else "known in torch 2.13 (reports/torch-2.13 row 27): not a failure unless --strict"
+        return f"torch left its own global state changed (torch's bug, {fails}; the job is in report.json's shapefuzz_bugs)"
     return "shapefuzz bug (please report it with report.json)"
