@@ -24,8 +24,10 @@ Note [deferred known shrink]: such a finding ends its round as any new signature
 shrunk then: its round and index are queued and the next round starts (Campaign._defer_pending).
 Generation goes on; the queue is shrunk after generation stops, in the shrink window, each for
 the short budget while the budget lasts, by replaying its round as any shrink does (Note [rounds]);
-one never reached is pruned and reported as found (it was saved, and confirmed warm, when met:
-Note [warm confirmation]; a shrink that changes its repro.py confirms it again). On unmodified torch a campaign
+its siblings (other unshrunk findings of the same program) are queued with it, as a shrink
+would have taken them at once. One never reached is reported as found (it was saved, and
+confirmed warm, when met: Note [warm confirmation]; a shrink that changes its repro.py confirms
+it again). On unmodified torch a campaign
 meets its known issues in its first seconds, one after another: a 30 s torch-env campaign met
 eight and spent 58% of its wall time shrinking them before generating again. A new finding met
 beside a known one is shrunk at once. With coverage feedback a round's replay needs its scores

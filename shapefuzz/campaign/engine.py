@@ -218,10 +218,14 @@ class Campaign:
     def _defer_pending(self) -> bool:
         """Queue the pending shrink instead of running it (Note [deferred known shrink] in
         budget.py); False when it is to run now."""
-        sig = self.pending_shrink["signature"]
-        if self.feedback.on or not self._short(sig):
+        ps = self.pending_shrink
+        if self.feedback.on or not self._short(ps["signature"]):
             return False
-        self.deferred.append({**self.pending_shrink, "round": self.round})
+        queued = {d["signature"] for d in self.deferred}
+        for sig, bug in self.bugs.items():  # its siblings too, as _shrink_siblings would take them
+            mine = sig == ps["signature"] or bug.program.dumps() == ps["program"]
+            if mine and sig not in queued and not bug.shrunk:
+                self.deferred.append({**ps, "signature": sig, "round": self.round})
         return True
 
     def _shrink_deferred(self) -> None:
@@ -234,11 +238,7 @@ class Campaign:
             self.pending_shrink = {k: d[k] for k in ("index", "signature", "program")}
             self._shrink_pending()
             self._shrink_siblings()
-        for d in self.deferred:  # not reached: pruned at least (Note [pruning]), saved as found below
-            bug = self.bugs[d["signature"]]
-            if not bug.shrunk and self.elapsed() + 0.5 < self.budget.end_s():
-                self._prune(bug)
-        self.round, self.pos = where
+        self.round, self.pos = where  # one not reached is saved as found (run's last loop)
         self.pending_shrink = None
 
     def _next_round(self) -> None:
