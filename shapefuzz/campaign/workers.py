@@ -293,17 +293,19 @@ class WorkerPool:
             with deadline(self.timeout_s), tracing(cov, traced):
                 obs = run_job(job, self._parsed)
         except LocalTimeout as e:
-            return Observation(job.system, job.config, Outcome("timeout", "Timeout", str(e)))
+            obs = Observation(job.system, job.config, Outcome("timeout", "Timeout", str(e)))
         except Exception as e:
             self._report_bug(f"{job.system}:{job.config} raised inside shapefuzz: {e!r}"[:300], job,
                              traceback.format_exc())
-            return Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
-        dt = time.perf_counter() - t
-        self.times.add(job.system, {"job_s": dt}, dt)
-        if cov is not None:
-            cov.done(job.system, dt, traced)
+            obs = Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
+        else:
+            dt = time.perf_counter() - t
+            self.times.add(job.system, {"job_s": dt}, dt)
+            if cov is not None:
+                cov.done(job.system, dt, traced)
             if traced:
                 self.coverage.add(cov.take(), cov.cost_s - cost_before, tag)
+        if cov is not None:  # whatever the job did, torch's state is checked after it
             self._guard_local_state(job)
         return obs
 

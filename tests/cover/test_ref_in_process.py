@@ -169,3 +169,24 @@ def test_local_torch_jobs_are_sampled_for_torch_coverage():
         assert cov.sampled >= 1 and cov.lines
         assert any(area_of(rel) and "symbolic_shapes" in rel for rel in cov.lines)
         assert pool.times.per["torch-env"]["ipc_s"] == 0.0  # all of it here
+
+
+def test_a_local_torch_job_that_times_out_is_still_state_checked(monkeypatch):
+    import torch.fx.experimental._config as fxx
+
+    from shapefuzz.campaign import workers
+
+    def leaky_hang(job, parsed=None):
+        fxx.aggressive_guard_free_semantics = 1  # left changed by a job cut off by the timeout
+        time.sleep(10)
+
+    monkeypatch.setattr(workers, "run_job", leaky_hang)
+    try:
+        with WorkerPool(1, timeout_s=0.3) as pool:
+            pool.share_with_worker = False
+            [obs] = pool.run_many(_question_jobs()[:1])
+            assert obs.outcome.kind == "timeout"
+            assert any("left torch state changed" in b["message"] for b in pool.bugs)
+            assert "torch-env" not in pool.local_systems
+    finally:
+        fxx.aggressive_guard_free_semantics = 0
