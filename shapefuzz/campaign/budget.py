@@ -27,9 +27,9 @@ the short budget while the budget lasts, by replaying its round as any shrink do
 its siblings (other unshrunk findings of the same program) are queued with it, as a shrink
 would have taken them at once. One never reached is reported as found (it was saved, and
 confirmed warm, when met: Note [warm confirmation]; a shrink that changes its repro.py confirms
-it again). On unmodified torch a campaign
-meets its known issues in its first seconds, one after another: a 30 s torch-env campaign met
-eight and spent 58% of its wall time shrinking them before generating again. A new finding met
+it again). On unmodified torch a campaign meets its known issues in its first seconds, one after
+another: a 30 s torch-env campaign met eight and spent 58% of its wall time shrinking them before
+generating again. A new finding met
 beside a known one is shrunk at once. With coverage feedback a round's replay needs its scores
 (Note [coverage feedback]), so there every finding is shrunk at once as before."""
 

@@ -79,7 +79,7 @@ class Confirmer:
             return  # running: it may be rewriting repro.py itself (a reduced issue form)
         if old is not None:
             old[0].cancel()  # queued: not needed any more
-        job: list = [None, digest, case_dir, self.warm_fn is not None and self.is_warm(sig)]
+        job: list = [None, digest, case_dir, self._warm(sig)]
         job[0] = self._pool.submit(self._run, job)
         self._jobs[sig] = job
 
@@ -119,6 +119,9 @@ class Confirmer:
                 return min(self._durations)
         return max(self.FIRST_GUESS_S, self.hint())
 
+    def _warm(self, sig: str) -> bool:
+        return self.warm_fn is not None and self.is_warm(sig)
+
     def warm_estimate_s(self) -> float:
         with self._lock:
             return min(self._warm_durations) if self._warm_durations else 1.0
@@ -137,7 +140,7 @@ class Confirmer:
         `not_submitted`: the signatures of findings still to be submitted (still shrinking)."""
         if not self.enabled:
             return 0.0
-        later = [self.warm_fn is not None and self.is_warm(sig) for sig in not_submitted
+        later = [self._warm(sig) for sig in not_submitted
                  if sig not in self._jobs]  # one submitted is counted as unfinished, or done
         waiting = self.unfinished(warm=False) + later.count(False)
         warm = self.unfinished(warm=True) + later.count(True)

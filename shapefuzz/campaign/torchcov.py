@@ -139,7 +139,6 @@ class CovSampler:
     def stop(self) -> None:
         sys.settrace(None)
 
-
     def done(self, system: str, seconds: float, traced: bool) -> None:
         self.job_s += seconds
         plain = self._plain.setdefault(system, [0.0, 0])

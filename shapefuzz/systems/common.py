@@ -153,17 +153,17 @@ def reference_run(program: Program, specs: tuple[InputSpec, ...], forced: frozen
 
 # Note [print memo]: printing a sympy expression costs about 15 us, and the configs of one program
 # print mostly the same guards, asserts, ranges and decisions (a torch-env program's 16 configs
-# printed each about 16 times). The text is a pure function of the expression, so a bounded memo
-# keyed by it is exact; the type is part of the key because sympy makes some objects of
-# different types equal (sympy.true == True) that print alike today but need not.
+# printed each about 16 times). The text is a pure function of the expression, and sympy's
+# equality is structural and typed (Float(2.0) != Integer(2), though their hashes are equal), so a
+# bounded memo keyed by the expression is exact.
 @lru_cache(maxsize=1 << 16)
-def _printed(kind: type, e: Any) -> str:
+def _printed(e: Any) -> str:
     return str(e)
 
 
 def sym_str(e: Any) -> str:
     """str(e), memoized for sympy objects (Note [print memo])."""
-    return _printed(type(e), e) if isinstance(e, sympy.Basic) else str(e)
+    return _printed(e) if isinstance(e, sympy.Basic) else str(e)
 
 
 def expr_str(e: Any) -> str:

@@ -45,9 +45,10 @@ def by_position(cls):
     most of its unpickling); these read the field names once."""
     names = tuple(f.name for f in fields(cls))
     get, put = operator.attrgetter(*names), object.__setattr__
+    assert len(names) > 1, "attrgetter of one name returns the value, not a tuple"
 
     def __getstate__(self):
-        return get(self) if len(names) > 1 else (get(self),)
+        return get(self)
 
     def __setstate__(self, state):
         for name, value in zip(names, state):
