@@ -32,6 +32,7 @@ __all__ = [
     "finished_campaign",
     "load_case",
     "load_state",
+    "record_version",
     "save_case",
     "save_state",
     "size_problem",
@@ -72,6 +73,13 @@ class Case:
     alt_values: tuple[int, ...] | None = None
     #: what repro.py shows of the program, when the issue form was reduced at confirmation
     issue_cut: IssueCut | None = None
+    #: Note [versions of a case]: (torch release, whether it reproduces there), as replayed
+    versions: tuple[tuple[str, bool], ...] = ()
+
+    def expected_to_reproduce(self, release: str) -> bool:
+        """What a replay on torch `release` must show: the recorded result for that release,
+        else what the status says (bug and known-upstream reproduce, fixed does not)."""
+        return dict(self.versions).get(release, self.status != "fixed")
 
     def to_json(self, observation: Any = None) -> dict:
         return {
@@ -84,6 +92,7 @@ class Case:
             "fallback_branches": list(self.fallback_branches),
             "alt_values": None if self.alt_values is None else list(self.alt_values),
             "issue_cut": None if self.issue_cut is None else to_jsonable(self.issue_cut),
+            "versions": {v: "reproduces" if r else "fixed" for v, r in self.versions},
             "observation": to_jsonable(observation) if observation is not None else None,
         }
 
@@ -206,7 +215,23 @@ def _case_from_json(obj: Any, where: str) -> Case:
         raise CaseError("alt_values must be a list of integers")
     return Case(finding, program, replay, status, tuple(tuple(kv) for kv in tc),
                 str(obj.get("torch_version", "")), str(obj.get("upstream", "")), where, tuple(fb),
-                None if alt is None else tuple(alt), _cut_from_json(obj.get("issue_cut"), program))
+                None if alt is None else tuple(alt), _cut_from_json(obj.get("issue_cut"), program),
+                _versions_from_json(obj.get("versions", {})))
+
+
+# Note [versions of a case]: a corpus case records, per torch release it was replayed on, whether
+# it reproduces there (`shapefuzz replay --record`), so the corpus test expects each release's own
+# result: a bug fixed in 2.14.1 passes on 2.14.1 and still fails on 2.13.0, and a release (or a
+# nightly) the case was never replayed on expects what the status says.
+_RESULTS = {"reproduces": True, "fixed": False}
+
+
+def _versions_from_json(obj: Any) -> tuple[tuple[str, bool], ...]:
+    if not isinstance(obj, dict) or not all(
+            isinstance(k, str) and _NAME.fullmatch(k) and v in _RESULTS for k, v in obj.items()):
+        raise CaseError('versions must map torch releases to "reproduces" or "fixed", '
+                        'e.g. {"2.13.0": "reproduces"}')
+    return tuple(sorted((k, _RESULTS[v]) for k, v in obj.items()))
 
 
 def _cut_from_json(obj: Any, program) -> IssueCut | None:
@@ -229,6 +254,20 @@ def _cut_from_json(obj: Any, program) -> IssueCut | None:
         return tuple(v)
 
     return IssueCut(indices("instrs", n_instrs), indices("outputs", n_values), indices("calls", 64))
+
+
+def record_version(folder: Path, reproduces: bool) -> str:
+    """Write into folder/case.json whether the case reproduces on the running torch release
+    (Note [versions of a case]); the rest of the file is kept as it is. Returns what it wrote."""
+    from shapefuzz.cases.versions import running_release
+
+    p = folder / "case.json"
+    obj = json.loads(p.read_bytes())
+    _case_from_json(obj, str(folder))  # a file this module would refuse is not rewritten
+    rel = running_release()
+    obj["versions"] = {**obj.get("versions", {}), rel: "reproduces" if reproduces else "fixed"}
+    atomic_write(p, json.dumps(obj, indent=1, sort_keys=True))
+    return f"{rel}: {obj['versions'][rel]}"
 
 
 # ---- campaign checkpoints (Note [resume] in campaign.py) ----------------------------------------

@@ -24,8 +24,11 @@ class ReplayResult:
 
     @property
     def as_recorded(self) -> bool:
-        """bug / known-upstream cases must reproduce; fixed ones must not."""
-        return self.reproduced == (self.case.status != "fixed")
+        """What the case records for the running torch release (Note [versions of a case]), else
+        its status: bug / known-upstream cases must reproduce; fixed ones must not."""
+        from shapefuzz.cases.versions import running_release
+
+        return self.reproduced == self.case.expected_to_reproduce(running_release())
 
 
 def torch_config_applied(pairs):
