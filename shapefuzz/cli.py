@@ -239,27 +239,55 @@ def known() -> None:
 
 @known.command("check")
 @click.option("--known", "known_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Extra known-issues JSON file (repeatable).")
+              help="Extra known-issues JSON file (repeatable); --write writes into these.")
+@click.option("--no-bundled", is_flag=True,
+              help="Check only the --known files, not shapefuzz/cases/known_issues.json (to update "
+                   "the bundled list, pass it as --known with --no-bundled --write).")
+@click.option("--write", is_flag=True,
+              help="Write this torch's release into each --known file: into an entry's seen_in "
+                   "when its repro reproduces, as its fixed_in when it is the first release seen fixed.")
 @click.option("--root", default=".", show_default=True, type=click.Path(file_okay=False),
               help="The folder the entries' case paths are relative to (the repository).")
-def known_check(known_files, root):
-    """Re-run each known entry's repro.py; exit 1 when one no longer reproduces (fixed in this
-    torch: update the entry and promote its case to fixed)."""
+def known_check(known_files, no_bundled, write, root):
+    """Re-run each known entry's repro.py under this torch (torch.__version__) and print its
+    status: reproduces, fixed here, regressed (its fixed_in is at or before this version and it
+    reproduces again), no case, or what went wrong running the repro.
+
+    Exit 1 when an entry changed status relative to its file (fixed where the file says it
+    reproduces, reproducing where the file says fixed, or a repro that is missing or exits
+    neither 0 nor 1), so CI notices; else 0. A release the file does not list yet is no change:
+    --write records it."""
+    import torch
+
+    from shapefuzz.cases.known import check_known, load_entries, load_file, write_entries
+
+    if write and not known_files:
+        raise BadInput("--write writes into the --known files; give one (the bundled list: "
+                       "--no-bundled --known shapefuzz/cases/known_issues.json)")
+    files = {p: load_file(Path(p)) for p in known_files}
+    version = torch.__version__
+    changed = False
+    for where, entries in ([] if no_bundled else [("bundled", load_entries())]) + list(files.items()):
+        results = check_known(entries, Path(root), _run_repro, version)
+        for c in results:
+            changed |= c.changed
+            mark = "  CHANGED" if c.changed else ""
+            click.echo(f"{c.status:>20}  {c.entry.case or '-'}  [{c.entry.upstream or 'no upstream issue'}]  "
+                       f"{c.entry.signature}{mark}")
+        if write and where in files:
+            write_entries(Path(where), [c.updated for c in results])
+    click.echo(f"torch {version}: {'an entry changed status' if changed else 'every entry as its file says'}")
+    sys.exit(1 if changed else 0)
+
+
+def _run_repro(path: Path) -> int:
+    """A repro.py's exit code under this interpreter; -1 when it runs past 600 s."""
     import subprocess
 
-    from shapefuzz.cases.known import check_known, load_entries
-
-    def run(path: Path) -> int:
-        try:
-            return subprocess.run([sys.executable, str(path)], capture_output=True, timeout=600).returncode
-        except subprocess.TimeoutExpired:
-            return -1
-
-    results = check_known(load_entries(tuple(known_files)), Path(root), run)
-    for k, verdict in results:
-        up = k.upstream or "no upstream issue"
-        click.echo(f"{verdict:>20}  {k.case or '-'}  [{up}]  {k.signature}")
-    sys.exit(1 if any(v == "no longer reproduces" for _, v in results) else 0)
+    try:
+        return subprocess.run([sys.executable, str(path)], capture_output=True, timeout=600).returncode
+    except subprocess.TimeoutExpired:
+        return -1
 
 
 def main(argv: list[str] | None = None) -> None:

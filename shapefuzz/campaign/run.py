@@ -18,7 +18,7 @@ from shapefuzz.campaign.space import example_space
 from shapefuzz.campaign.warm_run import exits_1_warm
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
 from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
-from shapefuzz.cases.known import known_note
+from shapefuzz.cases.known import fixed_regression, known_note
 from shapefuzz.oracles import get_oracle
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
@@ -43,7 +43,7 @@ class FuzzOptions:
     shrink_budget_s: float
     confirm: bool
     quiet: bool
-    known: dict = None  # signature -> note of known upstream issues
+    known: dict = None  # signature -> known upstream issue (KnownIssue, or its note)
     strict: bool = False  # count known issues in the exit code too
     memory_mb: int = 4096  # per-worker memory cap over a warm worker (Note [isolation]); 0: none
     plugins: tuple[str, ...] = ()  # modules imported here and in every worker (extra ops/systems)
@@ -157,12 +157,13 @@ def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
 def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: str,
          opts: FuzzOptions) -> dict:
     """One finding of report.json."""
-    f, note = bug.finding, known_note(opts.known, sig)
+    f, (note, regressed) = bug.finding, _known_verdict(opts, sig)
     return {"signature": sig, "oracle": f.oracle, "severity": f.severity, "system": f.system,
             "config": f.config, "kind": f.kind, "summary": f.summary, "detail": f.detail,
             "case_dir": str(case_dir), "count": bug.count, "shrunk": bug.shrunk,
             "confirmed": confirmed, "program": bug.program.pretty(),
             "n_instrs": len(bug.program.instrs), "known": note is not None, "known_note": note or "",
+            "regressed_fix": regressed or "",
             "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line,
             "pre_existing": f.pre_existing}
 
@@ -318,9 +319,17 @@ def _freeze_heap() -> None:
     gc.freeze()
 
 
+def _known_verdict(opts: FuzzOptions, sig: str) -> tuple[str | None, str | None]:
+    """(the known entry's note, None) for a known upstream issue; (None, "<entry> fixed in X")
+    when the entry is fixed in the running torch: the finding is a regression of that fix, so it
+    is new and fails the run (Note [known versions] in shapefuzz/cases/known.py)."""
+    regressed = fixed_regression(opts.known, sig, _torch_version())
+    return (None, regressed) if regressed else (known_note(opts.known, sig), None)
+
+
 def _is_known(opts: FuzzOptions, sig: str) -> bool:
     """A known upstream issue that does not fail the run (under --strict, none is)."""
-    return not opts.strict and known_note(opts.known, sig) is not None
+    return not opts.strict and _known_verdict(opts, sig)[0] is not None
 
 
 def _known_count(camp: Campaign, opts: FuzzOptions) -> int:

@@ -73,9 +73,9 @@ def test_known_check_says_which_entries_reproduce(tmp_path, capsys):
     import subprocess
     import sys
 
-    verdicts = dict((e.signature, v) for e, v in check_known(
-        entries, tmp_path, lambda p: subprocess.run([sys.executable, str(p)]).returncode))
-    assert verdicts == {"a:b": "no longer reproduces", "c:d": "reproduces"}
+    verdicts = {c.entry.signature: c.status for c in check_known(
+        entries, tmp_path, lambda p: subprocess.run([sys.executable, str(p)]).returncode, "2.13.0")}
+    assert verdicts == {"a:b": "fixed here", "c:d": "reproduces"}
 
 
 @pytest.mark.parametrize("bad", ["{", '{"issues": [{"note": "no signature"}]}'])
