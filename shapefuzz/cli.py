@@ -290,6 +290,32 @@ def _run_repro(path: Path) -> int:
         return -1
 
 
+@cli.command()
+@click.argument("case")
+def issue(case):
+    """Print a GitHub issue draft in PyTorch's bug-report form for CASE, a finding folder
+    (case.json + repro.py): a title, the bug, repro.py inline, expected vs actual (what repro.py
+    prints when run now, with this interpreter, 120 s at most) and the versions.
+
+    Exit 0 with the draft; 1 when repro.py does not reproduce on this torch (no draft: it would
+    report a bug this torch may not have); 2 when CASE is not a finding folder."""
+    from shapefuzz.report.issue import draft_issue, run_repro
+
+    run = run_repro(Path(case) / "repro.py") if (Path(case) / "repro.py").is_file() else None
+    if run is not None and not run.reproduces:
+        how = "timed out" if run.returncode is None else f"exited {run.returncode}"
+        click.echo(f"shapefuzz: {case}: repro.py {how}, it does not reproduce on torch "
+                   f"{_torch_version()}; no issue draft", err=True)
+        sys.exit(1)
+    click.echo(draft_issue(case, run).text(), nl=False)
+
+
+def _torch_version() -> str:
+    import torch
+
+    return torch.__version__
+
+
 def main(argv: list[str] | None = None) -> None:
     if argv is None and sys.argv[1:2] == ["fuzz"]:
         try:
