@@ -38,7 +38,7 @@ def smt_findings(program, obs) -> list[Finding]:
                       f"facts: {_facts_text(obs)}")
         else:
             continue
-        shape = _shape(c.claim)
+        shape = _claim_bucket(c.claim, obs) or _shape(c.claim)
         out.append(Finding(c.oracle, _SEVERITY[c.oracle], obs.system, obs.config, kind,
                            f"{obs.system} ({obs.config}): {kind}: {c.claim}"[:200], detail,
                            signature(c.oracle, kind, obs, shape), i))
@@ -58,6 +58,14 @@ def _shape(claim: str) -> str:
     rel = next((r for r, t in (("Ne", "Ne("), ("Eq", "Eq("), ("Not", "Not("), ("<=", "<="),
                                (">=", ">="), ("<", "<"), (">", ">")) if t in claim), "?")
     return f"{rel}[{','.join(fns)}]"
+
+
+def _claim_bucket(claim: str, obs) -> str:
+    """The assumption torch made for a wrong claim (Note [root cause bucket]), "" when none of
+    the listed ones explains it."""
+    from shapefuzz.oracles.root_cause import assumption_bucket, knowledge
+
+    return assumption_bucket(claim, knowledge(obs))
 
 
 def verdict_counts(observations) -> dict[str, int]:

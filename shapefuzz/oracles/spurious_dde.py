@@ -47,7 +47,7 @@ from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["expr_class", "one_per_bucket", "spurious_dde", "valid_until"]
+__all__ = ["expr_class", "one_per_bucket", "root_bucket", "spurious_dde", "valid_until"]
 
 ORACLE = "spurious-dde"
 KIND = "completeness"
@@ -68,15 +68,25 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
         c = _verdict(obs)
         if c is None or (questions and not valid_until(program, len(obs.decisions))):
             continue
-        cls, raiser = expr_class(c.claim), _raiser(program, obs)
+        cls, raiser = root_bucket(c.claim, obs), _raiser(program, obs)
         evidence = _ref_evidence(program, ref, obs)
-        detail = (f"data-dependent error on {c.claim}, but {c.reason} (z3)\n"
+        detail = (f"data-dependent error on {c.claim} (raised by {raiser or '?'}), but {c.reason} "
+                  f"(z3)\nroot cause: {cls} (whole expression: {expr_class(c.claim)})\n"
                   f"facts: {_facts_text(obs)}" + (f"\n{evidence}" if evidence else ""))
+        # Note [root cause bucket]: the signature holds what torch lost, not the raiser
         out.append(Finding(ORACLE, "medium", obs.system, obs.config, KIND,
                            f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
-                           signature(ORACLE, KIND, obs, raiser, obs.outcome.frame, shape=cls),
+                           signature(ORACLE, KIND, obs, obs.outcome.frame, shape=cls),
                            len(obs.decisions) if questions else 0))  # the question that raised
     return one_per_bucket(out)
+
+
+def root_bucket(claim: str, obs: Observation) -> str:
+    """The finding's shape: the root cause (Note [root cause bucket] in oracles/root_cause.py),
+    or the whole expression's class when that analysis cannot tell."""
+    from shapefuzz.oracles.root_cause import dde_bucket, knowledge
+
+    return dde_bucket(claim, knowledge(obs)) or expr_class(claim)
 
 
 def one_per_bucket(findings: list[Finding]) -> list[Finding]:

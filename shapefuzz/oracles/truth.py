@@ -47,7 +47,8 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
             continue
         if d.answer != str(want):
             return [_f(obs, f"wrong-{d.how}", f"question {k}: {mode}({d.expr}) answered {d.answer} "
-                       f"({d.how}); the concrete answer is {want}", d.expr, mode)]
+                       f"({d.how}); the concrete answer is {want}", d.expr, mode, answer=d.answer,
+                       question=_question(program, obs, k))]
     return _values(program, obs, t) or _replays(program, obs)
 
 
@@ -73,7 +74,8 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
                 return [_f(obs, "unsound-guards", f"question {k}: {mode}({d.expr}) was answered {d.answer} "
                            f"({d.how}); with values {list(r.values)} every guard and assert holds "
                            f"but the concrete answer is {t2.answers[k]}\nguards: {list(obs.guards)}"
-                           f"\nasserts: {list(obs.asserts)}", d.expr, mode, i)]
+                           f"\nasserts: {list(obs.asserts)}", d.expr, mode, i, answer=d.answer,
+                           question=_question(program, obs, k))]
         for k, (got, expr) in enumerate(zip(r.out_eval, obs.out_exprs)):
             if got and got != str(t2.values[k]):
                 return [_f(obs, "unsound-value-expr", f"value v{k} = {expr} evaluates to {got} with values "
@@ -92,12 +94,39 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
     return []
 
 
-def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1) -> Finding:
-    """`replay`: index into obs.qreplays of the values that show an unsound claim."""
+def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1,
+       answer: str = "", question: str = "") -> Finding:
+    """`replay`: index into obs.qreplays of the values that show an unsound claim; `answer`: the
+    claim's answer (a wrong claim is bucketed by the assumption that makes it, when one does:
+    Note [root cause bucket]); `question`: the question over the values' expressions, for an
+    `expr` torch's sympy already folded to a constant (the assumption was made there)."""
+    folded = question and not any(ch.isalpha() for ch in expr.replace("True", "").replace("False", ""))
+    shape = _assumed(obs, question if folded else expr, answer) if answer else ""
     return Finding(ORACLE, "critical", obs.system, obs.config, kind,
-                   f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
-                   signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "", expr=expr),
+                   f"{obs.system} ({obs.config}): {kind} on {mode}", detail + (
+                       f"\nroot cause: {shape}" if shape else ""),
+                   signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "",
+                             expr="" if shape else expr, shape=shape),
                    replay)  # the mode only matters when the fallback is wrong (Note [signature])
+
+
+def _question(program: QProgram, obs: Observation, k: int) -> str:
+    """Question k as torch was asked it: its comparison over the values' expressions."""
+    from shapefuzz.program import Ref
+
+    _, cmp, a, b = program.instrs[program.asks()[k]].args
+    if any(isinstance(x, Ref) and x.index >= len(obs.out_exprs) for x in (a, b)):
+        return ""
+    side = lambda x: f"({obs.out_exprs[x.index]})" if isinstance(x, Ref) else str(x)
+    return f"{side(a)} {cmp} {side(b)}"
+
+
+def _assumed(obs: Observation, expr: str, answer: str) -> str:
+    """`assumes[...]` for the claim `expr` is `answer` (shapefuzz/oracles/root_cause.py)."""
+    from shapefuzz.oracles.root_cause import assumption_bucket, knowledge
+
+    claim = {"True": expr, "False": f"Not({expr})"}.get(answer, f"Eq({expr}, {answer})")
+    return assumption_bucket(claim, knowledge(obs))
 
 
 ORACLE_OBJ = register(Oracle(

@@ -101,7 +101,9 @@ def test_spurious_dde_fires_on_a_dropped_fact_and_its_repro_confirms(tmp_path):
         (f,) = findings(DECIDED, "spurious-dde")
         code, out = run_repro(f, DECIDED, tmp_path)
     assert f.kind == "completeness" and f.severity == "medium" and f.replay_index == 0
-    assert "Cmp[]" in f.key and ":bool:" in f.key
+    # Note [root cause bucket]: u0 >= 3 gave torch the range that decides u0 >= 2, the plant
+    # did not consult it; the raiser is in the detail, not the key
+    assert "ignored[ranges]" in f.key and ":bool:" not in f.key and "raised by bool" in f.detail
     assert "ref answers question 0" in f.detail  # ref decides it: its answer is evidence
     assert code == 1 and "BUG: z3 proves it True" in out and "facts:" in out, out
     # unmodified torch decides it: no DDE, the repro says so
