@@ -194,14 +194,17 @@ def replay(paths, max_elements):
 @cli.command()
 def systems():
     """List every system, the configs it runs by default, and what each named config switches."""
-    from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS
+    from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS, unavailable
     from shapefuzz.systems.describe import describe
 
+    every = [(s, c) for s in SYSTEMS for c in CONFIGS[s] + tuple(OPT_IN.get(s, ()))]
+    gone = {(k.system, k.config): k.reason for k in unavailable(every)}  # Note [torch names]
     for s in SYSTEMS:
         click.echo(f"{s} (runs by default: {', '.join(DEFAULT_CONFIGS.get(s, CONFIGS[s]))})")
         for c in CONFIGS[s] + tuple(OPT_IN.get(s, ())):
             opt_in = " [opt-in: only when named]" if c in OPT_IN.get(s, ()) else ""
-            click.echo(f"  {c:<34} {describe(s, c)}{opt_in}")
+            why = f" [unavailable: {gone[s, c]}; a campaign skips it]" if (s, c) in gone else ""
+            click.echo(f"  {c:<34} {describe(s, c)}{opt_in}{why}")
 
 
 @cli.command()

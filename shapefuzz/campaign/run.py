@@ -26,7 +26,7 @@ from shapefuzz.repro.trial import confirm_reduced
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems.observation import to_jsonable
 
-__all__ = ["FuzzOptions", "confirm", "exit_code", "run_fuzz"]
+__all__ = ["FuzzOptions", "confirm", "drop_unavailable", "exit_code", "run_fuzz"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,7 @@ class FuzzOptions:
     force: bool = False  # --out may hold a finished campaign: its reports and findings are removed
     command: str = ""  # the command line that ran the campaign (the report shows it to rerun)
     coverage_feedback: bool = False  # Note [coverage feedback] (torchcov.py)
+    skipped: tuple = ()  # systems.needs.Skip of each target this torch cannot run (Note [torch names])
 
 
 def _torch_version() -> str:
@@ -210,6 +211,7 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
         "valid_fraction": st.valid / st.programs if st.programs else 0.0,
         "throughput": st.programs / elapsed if elapsed else 0.0,
         "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
+        "skipped_configs": [k.to_json() for k in opts.skipped],  # Note [torch names] (systems/needs.py)
         "outcomes": _nested(st.outcomes), "error_messages": _nested(st.errors, limit=20),
         "findings": findings, "new_findings": sum(not f["known"] for f in findings),
         "unconfirmed": unconfirmed,
@@ -371,9 +373,29 @@ def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
                      warm_fn=exits_1_warm, is_warm=lambda sig: _is_known(opts, sig))
 
 
+def drop_unavailable(opts: FuzzOptions) -> FuzzOptions:
+    """Note [torch names] (systems/needs.py): a target the running torch cannot run is skipped
+    with one line on stderr and recorded in report.json, named by the user or not; when none is
+    left the campaign is bad input (exit 2), before anything is written."""
+    from dataclasses import replace
+
+    from shapefuzz import BadInput
+    from shapefuzz.systems import available
+
+    targets, skips = available(opts.targets)
+    for k in skips:
+        print(k.line(), file=sys.stderr)
+    if not targets:
+        raise BadInput(f"nothing to run on torch {_torch_version()}: every config asked for is unavailable ("
+                       + "; ".join(f"{k.system}:{k.config}: {k.reason}" for k in skips)
+                       + "); `shapefuzz systems` lists the available ones")
+    return replace(opts, targets=targets, skipped=opts.skipped + skips)
+
+
 def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     """`t0`: the time.monotonic() the wall budget counts from (default: this process's start)."""
     t0 = process_start() if t0 is None else t0
+    opts = drop_unavailable(opts)
     _claim_out(opts)
     import_plugins(opts.plugins)
     ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 
 from shapefuzz.systems.compile_settings import OPT_IN_CONFIGS, TOGGLE_CONFIGS, compile_config_names
+from shapefuzz.systems.needs import available, unavailable  # no torch import until called
 from shapefuzz.systems.ref.settings import config_names as _ref_config_names  # no sympy import
 
 __all__ = [
@@ -28,8 +29,10 @@ __all__ = [
     "OPT_IN",
     "SYSTEMS",
     "accepts",
+    "available",
     "get_system",
     "targets_for",
+    "unavailable",
 ]
 
 SYSTEMS = {
@@ -69,7 +72,8 @@ def targets_for(systems: tuple[str, ...] = (), configs: tuple[str, ...] = ()) ->
     """The (system, config) pairs a campaign runs: the default systems when none are named, each
     system's default configs when no config is named, every config with "all" (opt-in ones
     only by name). The CLI and the pytest plugin both ask this. Raises BadInput naming the
-    unknown system or config and what is known."""
+    unknown system or config and what is known. Whether the running torch can run each pair is
+    `available`'s question (Note [torch names] in needs.py; run_fuzz asks it)."""
     from shapefuzz import BadInput
 
     fuzzable = [s for s in SYSTEMS if s != "eager"]

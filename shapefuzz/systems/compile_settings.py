@@ -48,6 +48,14 @@ class CompileSettings:
         if self.backend not in ("eager", "aot_eager", "inductor"):
             raise ValueError(f"backend={self.backend!r}: expected eager, aot_eager or inductor")
 
+    def torch_names(self) -> tuple[str, ...]:
+        """The torch names these settings need besides their toggles' (Note [torch names] in
+        needs.py): each Dynamo config override's entry, and mark_unbacked for its marks."""
+        names = [f"torch._dynamo.config.{k}" for k, _ in self.dynamo]
+        if self.marks in ("program", "unbacked", "unbacked-strict"):
+            names.append("torch._dynamo.decorators.mark_unbacked")
+        return tuple(names)
+
     @property
     def automatic_dynamic(self) -> bool:
         """Dims start static and become dynamic once they are seen to vary."""

@@ -20,7 +20,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["HIDDEN", "patched", "state_drift", "torch_state"]
+__all__ = ["HIDDEN", "patched", "state_drift", "stripped", "torch_state"]
 
 #: what torch_state records for a config entry that can no longer be read
 HIDDEN = "<hidden: reading it raises AttributeError>"
@@ -49,6 +49,37 @@ def patched(owner: Any, attr: str, value: Any) -> Iterator[None]:
             setattr(owner, attr, old)
         else:
             delattr(owner, attr)  # no entry of its own before: a class sees its base's again
+
+
+@contextlib.contextmanager
+def stripped(owner: Any, attr: str) -> Iterator[None]:
+    """owner.attr is gone for the block, as on a torch that moved it (Note [torch names] in
+    needs.py); on exit the owner is exactly as before (Note [exact restore]). A config module's
+    entry is taken out of its `_config` table, never `delattr`ed (that would hide it for good),
+    and put back at its place; a class or module loses its own entry only (a base's attribute
+    cannot be stripped here: strip it from the base)."""
+    if _is_config_module(owner):
+        table = owner._config
+        before = list(table.items())
+        del table[attr]  # KeyError: no such entry to strip
+        try:
+            yield
+        finally:
+            table.clear()
+            table.update(before)  # the same entry objects, in their order
+            if hasattr(owner, "_is_dirty"):
+                owner._is_dirty = True  # a hash read meanwhile is of the stripped table
+        return
+    own = vars(owner)
+    if attr not in own:
+        raise ValueError(f"{owner!r} has no entry {attr!r} of its own to strip; strip it from the "
+                         "class or module that defines it")
+    old = own[attr]
+    delattr(owner, attr)
+    try:
+        yield
+    finally:
+        setattr(owner, attr, old)
 
 
 def _config_modules(dynamo: bool = True) -> tuple[Any, ...]:

@@ -10,14 +10,13 @@ Note [slow paths]: two optimizations are configs (aggressive_guard_free_semantic
 do_not_emit_stack_traces); the other six exist only as code, so each has a context manager that
 monkeypatches torch back to its pre-optimization behaviour (TORCH_NOTES section 8), counts every
 time the slow code runs (a patch that never runs proves nothing) and restores the original
-attribute on exit, also when the body raises (Note [exact restore] in patching.py). A slow
-path must not change any answer: configs named "slow:*", "all-slow" and "stack-traces-off"
-are semantics-preserving, and the config differential oracle compares them with each other.
-
-Note [compiled rewrites]: the hint read of _smart_symbol_sort and the Add construction of
-_optimized_add are nested functions, reachable only by rewriting their enclosing function's
-source. Each rewrite is compiled once per process into a private copy of the module's globals;
-the copy's `_shapefuzz_counts` slot names the Counter of the context currently active.
+attribute on exit, also when the body raises (Note [exact restore] in patching.py). Each slow
+path declares the torch names it replaces or reads (SlowPath.needs; the settings fields declare
+theirs as field metadata), so a torch that moved one reports the config unavailable instead of
+failing in it (Note [torch names] in needs.py). A slow path must not change any answer:
+configs named "slow:*", "all-slow" and "stack-traces-off" are semantics-preserving, and the
+config differential oracle compares them with each other. Two slow paths are compiled rewrites
+of torch's source (Note [compiled rewrites] in rewrite.py).
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import inspect
-import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,19 +35,24 @@ import torch.fx.config as fx_config
 import torch.fx.experimental._config as fxx
 from torch.fx.experimental import sym_node as sn
 from torch.fx.experimental import symbolic_shapes as ss
-from torch.utils._sympy.symbol import SymT, symbol_is_type
 
+from shapefuzz.systems.needs import Need
 from shapefuzz.systems.patching import patched as _patched
+from shapefuzz.systems.rewrite import counting as _counting
+from shapefuzz.systems.rewrite import counts_of as _counts_of
+from shapefuzz.systems.rewrite import rewrite as _rewrite
 
 __all__ = [
     "CONFIGS",
     "PATCH_TARGETS",
     "SLOW_PATHS",
     "Applied",
+    "SlowPath",
     "TorchToggles",
     "applied",
     "config_names",
     "fresh_fake_caches",
+    "needs",
     "slow_path",
     "small_sizes_outside_contract",
     "toggles",
@@ -58,12 +60,25 @@ __all__ = [
 ]
 
 
+_SS = "torch.fx.experimental.symbolic_shapes"
+_SN = "torch.fx.experimental.sym_node"
+_FXX = "torch.fx.experimental._config"
+
+
+def _needs(*needs: Need | str) -> dict[str, tuple[Need, ...]]:
+    """Field metadata: the torch names a non-default value of the field needs (Note [torch
+    names] in needs.py); the slow-path fields declare theirs in SLOW_PATHS."""
+    return {"needs": tuple(n if isinstance(n, Need) else Need(n) for n in needs)}
+
+
 @dataclass(frozen=True, slots=True)
 class TorchToggles:
     """One field per optimization (True/level = torch as shipped), then ShapeEnv settings."""
 
-    aggressive_guard_free_semantics: int = 0  # a: 0/1/2, fx config
-    do_not_emit_stack_traces: bool = False  # b: torch.fx.config (make_fx/export tracers only)
+    aggressive_guard_free_semantics: int = field(  # a: 0/1/2, fx config
+        default=0, metadata=_needs(f"{_FXX}.aggressive_guard_free_semantics"))
+    do_not_emit_stack_traces: bool = field(  # b: torch.fx.config (make_fx/export tracers only)
+        default=False, metadata=_needs("torch.fx.config.do_not_emit_stack_traces"))
     expr_cache: bool = True  # c: SymNode.expr cached per replacements version
     smart_sort_dict: bool = True  # d: _smart_symbol_sort reads backed_var_to_val directly
     unevaluated_relationals: bool = True  # e: unbacked-symbol-vs-constant relationals, evaluate=False
@@ -72,10 +87,16 @@ class TorchToggles:
     add_from_args: bool = True  # h: Add._from_args in _optimized_add
     fast_eval_comparison: bool = True  # related: _maybe_fast_eval_comparison
     # settings that change what may be assumed (not semantics-preserving)
-    backed_size_oblivious: bool = False  # fx config
-    specialize_zero_one: bool = True  # ShapeEnv kwarg
-    duck_shape: bool = True  # ShapeEnv kwarg
-    prefer_deferred_runtime_asserts_over_guards: bool = False  # ShapeEnv kwarg
+    backed_size_oblivious: bool = field(  # fx config
+        default=False, metadata=_needs(f"{_FXX}.backed_size_oblivious"))
+    specialize_zero_one: bool = field(  # ShapeEnv kwarg (ShapeEnv.__init__ passes **kwargs on)
+        default=True, metadata=_needs(Need(f"{_SS}.ShapeEnv._init", param="specialize_zero_one")))
+    duck_shape: bool = field(  # ShapeEnv kwarg, and the fx config flag a user sets
+        default=True, metadata=_needs(Need(f"{_SS}.ShapeEnv._init", param="duck_shape"),
+                                      f"{_FXX}.use_duck_shape"))
+    prefer_deferred_runtime_asserts_over_guards: bool = field(  # ShapeEnv kwarg
+        default=False, metadata=_needs(Need(f"{_SS}.ShapeEnv._init",
+                                            param="prefer_deferred_runtime_asserts_over_guards")))
 
     def env_kwargs(self) -> dict[str, Any]:
         """ShapeEnv constructor kwargs (only the non-defaults, so fx config still applies)."""
@@ -108,7 +129,17 @@ class TorchToggles:
         return kw
 
     def slow_paths(self) -> tuple[str, ...]:
-        return tuple(name for name, (fld, _) in SLOW_PATHS.items() if not getattr(self, fld))
+        return tuple(name for name, p in SLOW_PATHS.items() if not getattr(self, p.toggle))
+
+    def needs(self) -> tuple[Need, ...]:
+        """The torch names these toggles need beyond torch as shipped: each non-default field's
+        (its metadata, or its slow path's), in field order, without repeats."""
+        slow = {p.toggle: p.needs for p in SLOW_PATHS.values()}
+        out: dict[Need, None] = {}
+        for f in dataclasses.fields(self):
+            if getattr(self, f.name) != f.default:
+                out.update(dict.fromkeys(slow.get(f.name) or f.metadata.get("needs", ())))
+        return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,20 +172,23 @@ def _slow_expr_cache(counts: Counter) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------------------------------------
-# d: _smart_symbol_sort reads hints through size_hint (Note [compiled rewrites])
+# d: _smart_symbol_sort reads hints through size_hint (Note [compiled rewrites] in rewrite.py)
 
 _SMART_SORT_OLD = "hint = self.backed_var_to_val.get(x)"
 _SMART_SORT_NEW = "hint = _shapefuzz_size_hint(self, x)"
 
 
-# size_hint is deprecated in 2.13 (a FutureWarning per call); the lru_cache'd function under the
-# deprecation wrapper is what the pre-optimization code called
-_SIZE_HINT = getattr(ss.ShapeEnv.size_hint, "__wrapped__", ss.ShapeEnv.size_hint)
+@functools.cache
+def _size_hint_fn() -> Callable:
+    """size_hint is deprecated in 2.13 (a FutureWarning per call); the lru_cache'd function under
+    the deprecation wrapper is what the pre-optimization code called. Read when first needed, so
+    a torch without it makes slow:smart-sort unavailable, not this module unimportable."""
+    return getattr(ss.ShapeEnv.size_hint, "__wrapped__", ss.ShapeEnv.size_hint)
 
 
 def _size_hint(se, x):
     _counts_of(_compiled_guard_rel)["smart-sort"] += 1
-    return _SIZE_HINT(se, x, allow_none=True)
+    return _size_hint_fn()(se, x, allow_none=True)
 
 
 @functools.cache
@@ -178,6 +212,8 @@ _RELATIONALS = {"eq": sympy.Eq, "ne": sympy.Ne, "ge": sympy.Ge, "gt": sympy.Gt, 
 
 
 def _single_unbacked(e) -> bool:
+    from torch.utils._sympy.symbol import SymT, symbol_is_type  # Note [torch names]: not at import
+
     return bool(getattr(e, "is_symbol", False)) and symbol_is_type(e, SymT.UNBACKED_INT)
 
 
@@ -271,15 +307,35 @@ def _slow_add_from_args(counts: Counter) -> Iterator[None]:
 
 # ---------------------------------------------------------------------------------------------
 
-#: slow path name -> (TorchToggles field that is False when it is active, context manager)
-SLOW_PATHS: dict[str, tuple[str, Callable[[Counter], contextlib.AbstractContextManager]]] = {
-    "expr-cache": ("expr_cache", _slow_expr_cache),
-    "smart-sort": ("smart_sort_dict", _slow_smart_sort),
-    "relationals": ("unevaluated_relationals", _slow_relationals),
-    "no-hint": ("no_hint_sentinel", _slow_no_hint),
-    "skip-static": ("skip_static_eval", _slow_skip_static),
-    "add-from-args": ("add_from_args", _slow_add_from_args),
-    "fast-eval-comparison": ("fast_eval_comparison", _slow_fast_eval_comparison),
+@dataclass(frozen=True, slots=True)
+class SlowPath:
+    """One slow path (Note [slow paths]) and the torch names its patch replaces or reads (Note
+    [torch names] in needs.py; a compiled rewrite names the source text it must find)."""
+
+    toggle: str  # the TorchToggles field that is False when it is active
+    patch: Callable[[Counter], contextlib.AbstractContextManager]
+    needs: tuple[Need, ...]
+
+
+_SYMBOL = "torch.utils._sympy.symbol"
+
+#: slow path name -> SlowPath
+SLOW_PATHS: dict[str, SlowPath] = {
+    "expr-cache": SlowPath("expr_cache", _slow_expr_cache,
+                           (Need(f"{_SN}.SymNode.expr"), Need(f"{_SS}.ShapeEnv.replace"))),
+    "smart-sort": SlowPath("smart_sort_dict", _slow_smart_sort,
+                           (Need(f"{_SS}.ShapeEnv._maybe_guard_rel", fragment=_SMART_SORT_OLD),
+                            Need(f"{_SS}.ShapeEnv.size_hint"))),
+    "relationals": SlowPath("unevaluated_relationals", _slow_relationals,
+                            (*(Need(f"{_SN}.SymNode._{m}") for m in _RELATIONALS),
+                             Need(f"{_SYMBOL}.SymT.UNBACKED_INT"), Need(f"{_SYMBOL}.symbol_is_type"))),
+    "no-hint": SlowPath("no_hint_sentinel", _slow_no_hint, (Need(f"{_SN}._NO_HINT"),)),
+    "skip-static": SlowPath("skip_static_eval", _slow_skip_static,
+                            (Need(f"{_SS}.ShapeEnv._should_skip_static_eval"),)),
+    "add-from-args": SlowPath("add_from_args", _slow_add_from_args,
+                              (Need(f"{_SN}._optimized_add", fragment=_ADD_OLD),)),
+    "fast-eval-comparison": SlowPath("fast_eval_comparison", _slow_fast_eval_comparison,
+                                     (Need(f"{_SS}.ShapeEnv._maybe_fast_eval_comparison"),)),
 }
 
 #: every (owner, attribute) a slow path or `applied` replaces (Note [exact restore] in
@@ -297,9 +353,9 @@ CONFIGS: dict[str, TorchToggles] = {
     "agfs=1": TorchToggles(aggressive_guard_free_semantics=1),
     "agfs=2": TorchToggles(aggressive_guard_free_semantics=2),
     "stack-traces-off": TorchToggles(do_not_emit_stack_traces=True),
-    **{f"slow:{name}": dataclasses.replace(_DEFAULT, **{fld: False})
-       for name, (fld, _) in SLOW_PATHS.items()},
-    "all-slow": dataclasses.replace(_DEFAULT, **{fld: False for fld, _ in SLOW_PATHS.values()}),
+    **{f"slow:{name}": dataclasses.replace(_DEFAULT, **{p.toggle: False})
+       for name, p in SLOW_PATHS.items()},
+    "all-slow": dataclasses.replace(_DEFAULT, **{p.toggle: False for p in SLOW_PATHS.values()}),
     "no-specialize-zero-one": TorchToggles(specialize_zero_one=False),
     "no-duck-shape": TorchToggles(duck_shape=False),
     "backed-size-oblivious": TorchToggles(backed_size_oblivious=True),
@@ -332,8 +388,14 @@ def slow_path(name: str, counts: Counter | None = None) -> Iterator[Counter]:
     if name not in SLOW_PATHS:
         raise ValueError(f"unknown slow path {name!r}; known: {', '.join(SLOW_PATHS)}")
     counts = Counter() if counts is None else counts
-    with SLOW_PATHS[name][1](counts):
+    with SLOW_PATHS[name].patch(counts):
         yield counts
+
+
+def needs(name: str) -> tuple[Need, ...]:
+    """The torch names config `name` needs (Note [torch names] in needs.py); raises ValueError
+    for an unknown name, as `toggles` does."""
+    return toggles(name).needs()
 
 
 # Note [user settings]: a config is applied the way a user can apply it: torch config flags
@@ -362,7 +424,7 @@ def applied(name: str, frontend: str = "") -> Iterator[Applied]:
         if t.do_not_emit_stack_traces:
             stack.enter_context(_patched(fx_config, "do_not_emit_stack_traces", True))
         for slow in t.slow_paths():
-            stack.enter_context(SLOW_PATHS[slow][1](out.counts))
+            stack.enter_context(SLOW_PATHS[slow].patch(out.counts))
         yield out
 
 
@@ -424,38 +486,3 @@ def small_sizes_outside_contract(t: TorchToggles, fakes, real, traced) -> str:
                 return (f"Guard failed: input {i} dim {d} = {n}: backed_size_oblivious assumes "
                         "backed sizes are not a new 0 or 1")
     return ""
-
-
-# ---------------------------------------------------------------------------------------------
-# helpers
-
-
-def _counts_of(compiled: Callable[[], tuple[Callable, dict]]) -> Counter:
-    return compiled()[1]["_shapefuzz_counts"][-1]
-
-
-@contextlib.contextmanager
-def _counting(g: dict, counts: Counter) -> Iterator[None]:
-    g["_shapefuzz_counts"].append(counts)
-    try:
-        yield
-    finally:
-        g["_shapefuzz_counts"].pop()
-
-
-def _rewrite(fn: Callable, module_globals: dict, old: str, new: str,
-             extra: dict[str, Any]) -> tuple[Callable, dict]:
-    """Recompile `fn` (a function or lru_cache'd method, decorators included) with `old`
-    replaced by `new`. Raises if `old` is not found exactly once: the torch source changed and
-    the slow path must be re-derived."""
-    src = textwrap.dedent(inspect.getsource(inspect.unwrap(fn)))
-    if src.count(old) != 1:
-        raise RuntimeError(f"cannot build the slow path of {fn.__qualname__}: expected {old!r} once "
-                           f"in its source (torch {torch.__version__}), found {src.count(old)}; "
-                           "update shapefuzz/systems/torch_toggles.py for this torch version")
-    g = dict(module_globals)
-    g.update(extra)
-    g["_shapefuzz_counts"] = [Counter()]  # a sink for calls outside any context
-    code = compile(src.replace(old, new), f"<shapefuzz slow path of {fn.__qualname__}>", "exec")
-    exec(code, g)
-    return g[fn.__name__], g
