@@ -1,8 +1,13 @@
 """export raised AssertionError where eager succeeds
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
 system export, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
+import pkgutil
 import sys
 import torch
+try:  # torch's private names used below: another torch version may have moved one
+    for name in ('torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY',): pkgutil.resolve_name(name)
+except (ImportError, AttributeError):
+    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
 import torch.fx.experimental._config
 from torch.export import Dim, export
 

@@ -238,11 +238,22 @@ def harness(module: ModuleType) -> tuple[list[str], str]:
 
 def script(head: str, imports: list[str], parts: list[str], banner: bool = True) -> str:
     """head + the imports the code uses (in the order given, one line per module) + the parts;
-    `banner`: the code starts by printing the torch version (an issue asks for it)."""
+    `banner`: the code starts by printing the torch version (an issue asks for it). A script
+    that uses torch's private names checks them first (Note [private names in scripts])."""
     code = "".join(p if p.endswith("\n") else p + "\n" for p in parts)
     if banner:
         code = 'print("torch", torch.__version__)\n' + code
-    used = _used(code)
+    lines = _import_lines(imports, _used(code))
+    names = private_names(lines, code)
+    if not names:
+        return head + "\n".join(lines) + "\n\n" + code
+    first, rest = _before_guard(_import_lines(["import pkgutil", *imports, "import sys"],
+                                              _used(code) | {"pkgutil", "sys"}))
+    return head + "\n".join([*first, _guard(names), *rest]) + "\n\n" + code
+
+
+def _import_lines(imports: list[str], used: set[str]) -> list[str]:
+    """The import lines of `imports` that `used` needs, one per module, grouped (_grouped)."""
     keep: dict[str, list[str]] = {}  # one line per module: `import x` lines keyed by their text
     future = [i for i in imports if i.startswith("from __future__")]
     for imp in imports:
@@ -257,7 +268,98 @@ def script(head: str, imports: list[str], parts: list[str], banner: bool = True)
             keep.setdefault(imp, [])
     lines = [k if k.startswith("import ") else f"{k} import {', '.join(v)}" for k, v in keep.items()
              if k.startswith("import ") or v]
-    return head + "\n".join(list(dict.fromkeys(future)) + _grouped(lines)) + "\n\n" + code
+    return list(dict.fromkeys(future)) + _grouped(lines)
+
+
+# Note [private names in scripts]: repro.py and check.py run on whatever torch the reader has,
+# where a private name they use (a torch.fx.experimental._config flag, a ShapeEnv method, a
+# module under torch._dynamo, a slow-path patch's target) may have moved. Failing there with a
+# traceback of their own would read as the bug (repro.py exits 1 while the bug is there), so a
+# script that uses such names resolves each first, after `import torch` and before the imports
+# that could fail, and exits 2 with one line naming the first that is gone. The names are read
+# off the script's own code (imports, attribute chains, `se.` methods of its ShapeEnv), plus the
+# attributes a slow-path config's patches need (Note [torch names] in systems/needs.py).
+
+#: underscore names torch documents as public API: never moved, not worth a check line
+_PUBLIC = frozenset({"torch._check", "torch._check_is_size", "torch._dynamo.reset",
+                     "torch._dynamo.mark_dynamic", "torch._dynamo.mark_static"})
+#: variables the templates bind to a ShapeEnv (their `_` methods are torch's private names)
+_SHAPE_ENV = {"se": "torch.fx.experimental.symbolic_shapes.ShapeEnv",
+              "shape_env": "torch.fx.experimental.symbolic_shapes.ShapeEnv"}
+
+
+def _private(name: str) -> bool:
+    parts = name.split(".")
+    return parts[0] == "torch" and name not in _PUBLIC and (
+        any(p.startswith("_") and not p.startswith("__") for p in parts)
+        or name.startswith("torch.fx.experimental.symbolic_shapes."))
+
+
+def private_names(import_lines: list[str], code: str) -> list[str]:
+    """torch's private names a script's imports and code use, dotted from torch, in a fixed
+    order (imports, then the code's chains as ast.walk meets them), none a prefix of another
+    (Note [private names in scripts])."""
+    aliases: dict[str, str] = {"torch": "torch", **_SHAPE_ENV}
+    found: list[str] = []
+    for line in import_lines:
+        node = parse(line).body[0]
+        for a in node.names:
+            full = f"{node.module}.{a.name}" if isinstance(node, ast.ImportFrom) else a.name
+            found.append(full)
+            if a.asname or isinstance(node, ast.ImportFrom):  # `import torch.x` binds torch itself
+                aliases[a.asname or a.name] = full
+    tree = parse(code)
+    for n in ast.walk(tree):
+        chain = _dotted(n) if isinstance(n, ast.Attribute) else ""
+        root, _, rest = chain.partition(".")
+        if root in _SHAPE_ENV and not (rest.startswith("_") and "." not in rest):
+            continue  # an instance attribute (se.guards): not the class's
+        if root in aliases and rest:
+            found.append(f"{aliases[root]}.{rest}")
+    found += _slow_path_names(tree) + _switch_names(tree)
+    names = list(dict.fromkeys(x for x in found if _private(x)))
+    return [x for x in names if not any(y.startswith(x + ".") for y in names)]
+
+
+#: a check.py's data tables of config switches it sets by name (setattr, config.patch)
+_SWITCH_TABLES = {"FX_CONFIG": "torch.fx.experimental._config", "DYNAMO_CONFIG": "torch._dynamo.config"}
+
+
+def _switch_names(tree: ast.Module) -> list[str]:
+    """The config entries a check.py sets from its data tables (_SWITCH_TABLES)."""
+    return [f"{_SWITCH_TABLES[t.id]}.{k.value}" for n in tree.body if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Dict) for t in n.targets
+            if isinstance(t, ast.Name) and t.id in _SWITCH_TABLES
+            for k in n.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+
+
+def _slow_path_names(tree: ast.Module) -> list[str]:
+    """The attributes a slow-path config's patches need, for each `applied("<config>")` the
+    script calls (the questions family applies slow paths through shapefuzz)."""
+    from shapefuzz.systems.torch_toggles import needs
+
+    configs = [n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call)
+               and isinstance(n.func, ast.Name) and n.func.id == "applied" and n.args
+               and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)]
+    return [need.name for c in configs for need in needs(c)]
+
+
+def _before_guard(lines: list[str]) -> tuple[list[str], list[str]]:
+    """(the import lines that run before the check: everything but torch's submodules, their
+    names and shapefuzz's slow-path patches; the rest), each in its order."""
+    late = [x for x in lines if x.split()[1].startswith(("torch.", "shapefuzz"))
+            or x.startswith("from torch ")]
+    return [x for x in lines if x not in late], late
+
+
+def _guard(names: list[str]) -> str:
+    """Note [private names in scripts]: one line of names, exit 2 naming the first that is gone."""
+    listed = ", ".join(repr(n) for n in names) + ("," if len(names) == 1 else "")
+    return ("try:  # torch's private names used below: another torch version may have moved one\n"
+            f"    for name in ({listed}): pkgutil.resolve_name(name)\n"
+            "except (ImportError, AttributeError):\n"
+            '    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; '
+            'the repro cannot run here") or 2)')
 
 
 def _used(code: str) -> set[str]:

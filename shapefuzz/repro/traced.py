@@ -59,10 +59,13 @@ def reduction(case) -> str:
 def line_limit(case) -> int:
     """30 lines for a finding the public artifact shows as it is (a trace that raises); 60 where
     the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
-    shapes evaluated, settings patched)."""
+    shapes evaluated, settings patched: a torch.fx.experimental._config switch is a private
+    name, checked first, Note [private names in scripts] in common.py)."""
     plan = _plan(case)
     proof = common.compares(case.finding) in ("proof", "fresh-env")  # the z3 proof / the fresh env is a helper
-    return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof) else 60
+    s = common.settings_of(case.finding.system, case.finding.config)
+    switched = bool(common.fx_switches(case, s.fx))
+    return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof or switched) else 60
 
 
 def issue(case, torch_version: str = "") -> str:
