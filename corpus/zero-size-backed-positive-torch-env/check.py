@@ -1,6 +1,6 @@
 """torch-env (no-specialize-zero-one): wrong-static on bool
 oracle truth: every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete answer for the values the sizes really have, also for other values its guards accept.
-signature: truth:wrong-claim:torch-env:no-specialize-zero-one:C
+signature: truth:wrong-claim:torch-env:no-specialize-zero-one:assumes[backed>=1]
 system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
 import pkgutil
 import sys
