@@ -38,7 +38,7 @@ def state_of(camp: Any, finished: bool = False) -> dict:
         "stats": camp.stats.to_json(),
         "bugs": [{"finding": to_jsonable(b.finding.to_json()), "program": b.program.to_json(),
                   "count": b.count, "first_s": b.first_s, "first_program": b.first_program,
-                  "shrunk": b.shrunk} for b in camp.bugs.values()],
+                  "shrunk": b.shrunk, "error": b.error} for b in camp.bugs.values()],
     }
 
 
@@ -69,4 +69,5 @@ def _restore_unchecked(camp: Any, state: dict) -> None:
     for b in state["bugs"]:
         f = Finding.from_json(b["finding"])
         camp.bugs[f.key] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),
-                                    float(b["first_s"]), int(b["first_program"]), bool(b["shrunk"]))
+                                    float(b["first_s"]), int(b["first_program"]), bool(b["shrunk"]),
+                                    str(b.get("error", "")))  # absent in a state saved before step failures

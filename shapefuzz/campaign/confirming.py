@@ -10,7 +10,16 @@ running then is killed and its finding is reported unconfirmed with `confirm_tim
 rewritten after its confirmation (repro.py changed, other than by the confirmation itself: it may
 reduce the issue form, repro/trial.py) is confirmed again. The shortest confirmation measured (an
 unreduced one: late findings get too little time to be reduced) gives the campaign its estimate
-of the end phase (`reserve_s`)."""
+of the end phase (`reserve_s`).
+
+Note [step failures]: a campaign survives its own failures. An exception in a background
+confirmation (a case that does not load, a reducer that trips, a parser race in the interpreter:
+Note [one parser at a time]) is a failure of that finding's confirmation, not of the campaign:
+it is kept (`errors`, the traceback by signature) and the finding is reported unconfirmed with
+it in report.json ("error"). The same holds for a finding's shrink (Campaign._shrink_pending) and
+its report steps (saving its case, blame: campaign/run.py); the campaign goes on and writes its
+report. A bug in shapefuzz stays loud (STYLE 4): the traceback is in report.json and the summary
+line counts these failures."""
 
 from __future__ import annotations
 
@@ -18,6 +27,7 @@ import hashlib
 import math
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -65,6 +75,8 @@ class Confirmer:
         self._durations: list[float] = []  # of standalone confirmations: the reserve's estimate
         self._warm_durations: list[float] = []
         self._lock = threading.Lock()
+        #: signature -> the traceback of its confirmation's exception (Note [step failures])
+        self.errors: dict[str, str] = {}
         #: before any confirmation was measured: what a fresh interpreter with torch takes here
         #: (run.py: the first worker's start-up), when it says more than FIRST_GUESS_S
         self.hint: Callable[[], float] = lambda: 0.0
@@ -80,8 +92,17 @@ class Confirmer:
         if old is not None:
             old[0].cancel()  # queued: not needed any more
         job: list = [None, digest, case_dir, self._warm(sig)]
-        job[0] = self._pool.submit(self._run, job)
+        job[0] = self._pool.submit(self._guarded, sig, job)
         self._jobs[sig] = job
+
+    def _guarded(self, sig: str, job: list) -> tuple[bool, bool]:
+        """_run; an exception is that finding's, unconfirmed (Note [step failures])."""
+        self.errors.pop(sig, None)  # confirmed again: judged again
+        try:
+            return self._run(job)
+        except Exception:
+            self.errors[sig] = traceback.format_exc()
+            return False, False
 
     def _run(self, job: list) -> tuple[bool, bool]:
         """(confirmed, timed out at the deadline)."""

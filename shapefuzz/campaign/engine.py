@@ -46,6 +46,7 @@ from shapefuzz.campaign.budget import WallBudget
 from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
 from shapefuzz.campaign.database import import_shared
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
+from shapefuzz.campaign.failures import shrink_guarded
 from shapefuzz.campaign.local import Serial
 from shapefuzz.campaign.space import strategy
 from shapefuzz.campaign.stats import CampaignStats, program_hash
@@ -55,15 +56,8 @@ from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
 from shapefuzz.strategies.settings import GenSettings
 
-__all__ = [
-    "STATE_SCHEMA",
-    "Campaign",
-    "CampaignSettings",
-    "CampaignStats",
-    "FoundBug",
-    "ResumeError",
-    "program_hash",
-]
+__all__ = ["STATE_SCHEMA", "Campaign", "CampaignSettings", "CampaignStats", "FoundBug", "ResumeError",
+           "program_hash"]
 
 #: the example-database key under which campaigns share their shrunk programs (as JSON)
 SHARED_KEY = b"shapefuzz-shrunk-programs"
@@ -94,6 +88,7 @@ class FoundBug:
     first_s: float = 0.0
     first_program: int = 0
     shrunk: bool = False
+    error: str = ""  # the traceback of a shrink that raised (Note [step failures], confirming.py)
 
 
 def _n_instrs(program) -> int:
@@ -373,6 +368,9 @@ class Campaign:
 
     # ---- shrinking ---------------------------------------------------------------------------
     def _shrink_pending(self) -> None:
+        shrink_guarded(self, self._shrink_one)  # Note [step failures] (confirming.py)
+
+    def _shrink_one(self) -> None:
         self._target = self.pending_shrink["signature"]
         self._mode = "replay"
         bug = self.bugs[self._target]

@@ -11,8 +11,11 @@ from pathlib import Path
 
 from shapefuzz.campaign.ab import ab_report
 from shapefuzz.campaign.ab import start as start_ab
+from shapefuzz.campaign.ab_confirm import mark_rows
+from shapefuzz.campaign.blame import blames_of
 from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
+from shapefuzz.campaign.failures import StepFailures, confirm_all
 from shapefuzz.campaign.progress import CampaignProgress
 from shapefuzz.campaign.space import example_space
 from shapefuzz.campaign.warm_run import exits_1_warm
@@ -25,6 +28,7 @@ from shapefuzz.repro import check_source, repro_source
 from shapefuzz.repro.trial import confirm_reduced
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems.observation import to_jsonable
+from shapefuzz.systems.parser_lock import install as one_parser_at_a_time
 
 __all__ = ["FuzzOptions", "confirm", "drop_unavailable", "exit_code", "run_fuzz"]
 
@@ -112,22 +116,6 @@ def _exits_1(case_dir: Path, timeout_s: float) -> bool:
         return False
     (case_dir / "confirm.txt").write_text(f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
     return r.returncode == 1
-
-
-def _blames(camp: Campaign, run_many) -> dict[str, str]:
-    """Note [blame] (shapefuzz/oracles/findings.py): ref's view of each torch finding's smallest program."""
-    from shapefuzz.campaign.evaluate import jobs_for
-    from shapefuzz.oracles.findings import TORCH_SYSTEMS, blame
-    from shapefuzz.systems import accepts
-
-    out = {}
-    for sig, bug in camp.bugs.items():
-        ref = None
-        if bug.finding.system in TORCH_SYSTEMS and accepts("ref", bug.program.kind):
-            jobs = [j for j in jobs_for(bug.program, (("ref", "default"),), 0, 0) if j.system == "ref"]
-            ref = run_many(jobs)[0]
-        out[sig] = blame(bug.finding, bug.program, ref, bug.evaluation.eager)
-    return out
 
 
 def _program_set(out: Path, hashes: list[str]) -> str:
@@ -270,6 +258,9 @@ def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, 
 
     st = camp.stats
     known = len(findings) - len(new) if not opts.strict else 0
+    # Note [pre-existing findings] (oracles/ab.py): counted apart, they do not fail the run
+    pre = sum(bool(f.get("pre_existing")) for f in new) if opts.baseline and not opts.strict else 0
+    pre_text = f", {pre} pre-existing: the baseline shows them too" if opts.baseline else ""
     valid = f"valid {100 * st.valid / st.programs:.0f}%, " if st.programs else ""
     stop = (f" (generation stopped at {camp.stopped_s:.0f} s to leave time for shrinking and "
             f"confirming)" if camp.stopped_s is not None else "")
@@ -277,8 +268,8 @@ def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, 
     split = camp.time_split()
     return (f"{st.programs} programs in {elapsed:.1f} s of a {opts.budget_s:g} s budget{stop}, "
             f"{valid}{st.programs / elapsed if elapsed else 0:.1f} programs/s; {len(findings)} "
-            f"confirmed finding(s) ({len(new)} new, {known} known upstream, {len(unconfirmed)} "
-            f"unconfirmed){last}; time: {split_text(split['phases_s'], split['systems'])}; "
+            f"confirmed finding(s) ({len(new) - pre} new, {known} known upstream{pre_text}, "
+            f"{len(unconfirmed)} unconfirmed){last}; time: {split_text(split['phases_s'], split['systems'])}; "
             f"report: {opts.out / 'report.md'}")
 
 
@@ -368,8 +359,13 @@ def _versions() -> dict[str, str]:
 
 def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
     """Note [background confirmation]: a finding is confirmed as soon as its case is final; Note
-    [warm confirmation]: a known upstream issue's repro.py runs in a fork of a warm interpreter."""
-    return Confirmer(confirm, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm,
+    [warm confirmation]: a known upstream issue's repro.py runs in a fork of a warm interpreter;
+    Note [pre-existing at confirmation] (ab_confirm.py): in A/B mode, under the baseline too."""
+    from shapefuzz.campaign.ab_confirm import BaselineConfirm
+
+    one_parser_at_a_time()  # before its threads start (Note [one parser at a time])
+    fn = BaselineConfirm(opts.baseline, confirm) if opts.baseline else confirm
+    return Confirmer(fn, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm,
                      warm_fn=exits_1_warm, is_warm=lambda sig: _is_known(opts, sig))
 
 
@@ -401,13 +397,13 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None
     saved: dict[str, Path] = {}
     confirmer = _confirmer(opts, t0)
+    failures = StepFailures()  # Note [step failures] (confirming.py)
 
-    def on_bug(bug: FoundBug) -> None:
-        case, repro, log = _case_for(bug, opts)
-        saved[bug.finding.key] = save_case(opts.out / "findings", case, repro, log,
-                                           _observation_of(bug), check=_check_for(case))
-        if bug.shrunk or _is_known(opts, bug.finding.key):  # Note [deferred known shrink]: at once
-            confirmer.submit(bug.finding.key, saved[bug.finding.key])
+    def on_bug(bug: FoundBug) -> None:  # Note [deferred known shrink]: a known one confirmed at once
+        sig = bug.finding.key
+        saved[sig] = failures.run("report", sig, lambda: _save(bug, opts)) or _case_dir(bug, opts)
+        if sig not in failures and (bug.shrunk or _is_known(opts, sig)):
+            confirmer.submit(sig, saved[sig])
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
         return END_S + confirmer.reserve_s([sig for sig, b in list(camp.bugs.items()) if not b.shrunk])
@@ -431,17 +427,17 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"
         with camp.clock.phase("report"):
-            blames = _blames(camp, pool.run_many)
+            blames = blames_of(camp.bugs, pool.run_many, failures)
         shapefuzz_bugs = list(pool.bugs)
         torch_cov = _torch_coverage(pool, camp)
     dirs = _case_dirs(camp, saved, opts)
     camp.phase = f"confirming {confirmer.unfinished()} finding(s)"
     with camp.clock.phase("confirm"):
-        verdicts = confirmer.results(dirs)
-    confirmer.close()
+        verdicts = confirm_all(confirmer, dirs, camp.bugs, failures)  # Note [step failures]
     progress.close()
     with camp.clock.phase("report"):
-        findings, unconfirmed = _rows(camp, dirs, verdicts, blames, opts)
+        findings, unconfirmed = _final_rows(camp, dirs, verdicts, blames, opts, failures)
+    shapefuzz_bugs += failures.as_bugs()
     new = [f for f in findings if not f["known"] or opts.strict]
     elapsed = camp.elapsed()
     report = _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs, loop_s)
@@ -454,13 +450,41 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     return exit_code(new, shapefuzz_bugs, opts.strict)
 
 
+def _save(bug: FoundBug, opts: FuzzOptions) -> Path:
+    """The finding's case folder, written (the report step of a finding met or shrunk)."""
+    case, repro, log = _case_for(bug, opts)
+    return save_case(opts.out / "findings", case, repro, log, _observation_of(bug), check=_check_for(case))
+
+
+def _case_dir(bug: FoundBug, opts: FuzzOptions) -> Path:
+    """Where _save writes the finding's case (when it could not: where it would have)."""
+    return opts.out / "findings" / case_dirname(bug.finding)
+
+
+def _final_rows(camp: Campaign, dirs: dict[str, Path], verdicts: dict, blames: dict[str, str],
+                opts: FuzzOptions, failures: StepFailures) -> tuple[list[dict], list[dict]]:
+    """_rows, with each failed step's traceback (Note [step failures], confirming.py) and, in A/B
+    mode, the findings the baseline's interpreter confirmed too marked pre-existing (Note
+    [pre-existing at confirmation], ab_confirm.py)."""
+    findings, unconfirmed = _rows(camp, dirs, verdicts, blames, opts)
+    failures.mark(unconfirmed)
+    if opts.baseline:
+        mark_rows(findings)
+    return findings, unconfirmed
+
+
 def exit_code(new: list, shapefuzz_bugs: list, strict: bool) -> int:
     """1 for a new finding or a shapefuzz bug. A drift of torch's own dispatch state (Note [state
     guard]: torch.cond's internal compile leaves torch-function dispatch disabled after a DDE,
     reports/torch-2.13 row 27, a torch 2.13 bug) is printed and kept in report.json, but fails
-    the run only under --strict, as a known upstream issue's finding does."""
+    the run only under --strict, as a known upstream issue's finding does. So does an A/B
+    campaign's pre-existing finding (Note [pre-existing findings], oracles/ab.py): A/B mode is a
+    gate on the change, and what the baseline shows too is no difference of the change; only
+    the A/B oracle's own findings (regression, lost precision, weaker guards, slowdown) and
+    one-torch findings the baseline does not show fail it."""
     failing = [b for b in shapefuzz_bugs if strict or not b.get("torch_owned")]
-    return 1 if new or failing else 0
+    differences = [f for f in new if strict or not f.get("pre_existing")]
+    return 1 if differences or failing else 0
 
 
 def _bug_kind(bug: dict, strict: bool = False) -> str:

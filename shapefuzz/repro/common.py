@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import textwrap
-import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -132,16 +131,12 @@ def inputs_line(specs, var: str = "inputs") -> str:
 # ---- templates ------------------------------------------------------------------------------------
 
 
-#: CPython 3.11's parser keeps its AST recursion depth in state shared by threads: two threads
-#: parsing at once (background confirmations write repro.py while the campaign writes cases)
-#: raise "SystemError: AST constructor recursion depth mismatch", which ended campaigns
-_PARSE = threading.Lock()
-
-
 def parse(text: str) -> ast.Module:
-    """ast.parse, one thread at a time (_PARSE)."""
-    with _PARSE:
-        return ast.parse(text)
+    """ast.parse, one thread at a time (Note [one parser at a time], systems/parser_lock.py:
+    background confirmations write repro.py while the campaign writes cases)."""
+    from shapefuzz.systems.parser_lock import parse as locked
+
+    return locked(text)
 
 
 @cache

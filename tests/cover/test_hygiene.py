@@ -50,10 +50,11 @@ def test_every_referenced_note_is_written():
 
 
 def test_source_is_parsed_one_thread_at_a_time():
-    """CPython 3.11's parser is not thread-safe (repro/common.py's _PARSE): background
-    confirmation threads and the campaign both write repro scripts, so every ast.parse of the
-    package goes through repro.common.parse."""
+    """CPython 3.11's parser is not thread-safe (Note [one parser at a time] in
+    systems/parser_lock.py): background confirmation threads and the campaign both write repro
+    scripts, so every ast.parse of the package goes through parser_lock.parse (and a campaign
+    routes everyone else's through the lock too)."""
     direct = [str(p.relative_to(ROOT)) for p in sorted((ROOT / "shapefuzz").rglob("*.py"))
               for line in p.read_text().splitlines()
               if "ast.parse(" in line and not line.lstrip().startswith(("#", '"""'))]
-    assert direct == ["shapefuzz/repro/common.py"], direct  # the one inside parse()
+    assert direct == ["shapefuzz/systems/parser_lock.py"], direct  # the one inside parse()
