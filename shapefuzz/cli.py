@@ -162,8 +162,12 @@ def _known(files):
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--max-elements", type=int, default=1_000_000, show_default=True,
               help="Refuse cases whose inputs or integers could size a tensor past this.")
-def replay(paths, max_elements):
-    """Replay case folders or case.json files; exit 0 when each behaves as recorded."""
+@click.option("--record", is_flag=True,
+              help="Write into each case.json whether it reproduces on this torch release (its "
+                   "`versions`), so replays on this release expect that result from then on.")
+def replay(paths, max_elements, record):
+    """Replay case folders or case.json files; exit 0 when each behaves as recorded (for this
+    torch release, when the case records it; else as its status says)."""
     from shapefuzz.cases.corpus import load_case, size_problem
 
     cases = []
@@ -188,7 +192,11 @@ def replay(paths, max_elements):
         mark = "ok  " if r.as_recorded else "DIFF"
         bad += not r.as_recorded
         click.echo(f"{mark} {c.path}: [{c.status}] {c.finding.signature} {state}")
-    sys.exit(1 if bad else 0)
+        if record:
+            from shapefuzz.cases.corpus import record_version
+
+            click.echo(f"     recorded: {record_version(Path(c.path), r.reproduced)}")
+    sys.exit(1 if bad and not record else 0)
 
 
 @cli.command()

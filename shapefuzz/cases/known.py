@@ -20,9 +20,10 @@ from importlib import resources
 from pathlib import Path
 
 from shapefuzz import BadInput
+from shapefuzz.cases.versions import release, version_key
 
 __all__ = ["SCHEMA", "Check", "KnownError", "KnownIssue", "check_known", "dump_entries", "expected_status",
-           "fixed_regression", "known_note", "load_entries", "load_file", "load_known", "normalize_version", "parse_entries",
+           "fixed_regression", "known_note", "load_entries", "load_file", "load_known", "parse_entries",
            "version_key", "with_observation", "write_entries"]
 
 SCHEMA = 3
@@ -66,31 +67,7 @@ class KnownIssue:
 
 
 # --- versions ---------------------------------------------------------------------------------
-# torch does not depend on `packaging`, so a small PEP 440 subset: release, a/b/rc, post, dev.
-
-_VERSION = re.compile(r"(\d+(?:\.\d+)*)(?:(a|b|rc)(\d+))?(?:\.post(\d+))?(?:\.dev(\d+))?")
-_PRE = {"a": 0, "b": 1, "rc": 2}
-
-
-def normalize_version(version: str) -> str:
-    """The release a version string names: the local part goes ("2.13.0+cpu" -> "2.13.0",
-    "2.16.0a0+gitabc" -> "2.16.0a0"), since a build flavour does not change which fixes it has."""
-    return version.strip().split("+", 1)[0]
-
-
-def version_key(version: str) -> tuple:
-    """A sort key: "2.16.0.dev1" < "2.16.0a0" < "2.16.0rc1" < "2.16.0" < "2.16.0.post1".
-    ValueError when the string is not a version."""
-    m = _VERSION.fullmatch(normalize_version(version))
-    if not m:
-        raise ValueError(f"not a torch version: {version!r} (expected e.g. 2.14.1 or 2.16.0a0+git1234)")
-    rel, pre, pre_n, post, dev = m.groups()
-    nums = tuple(int(x) for x in rel.split("."))
-    nums += (0,) * (4 - len(nums))  # "2.14" == "2.14.0"
-    # a dev build of a release with no pre part comes before its alphas
-    stage = (_PRE[pre], int(pre_n)) if pre else ((-1, 0) if dev and post is None else (3, 0))
-    return nums, stage, -1 if post is None else int(post), float("inf") if dev is None else int(dev)
-
+# shapefuzz/cases/versions.py: releases without their local build tag, in PEP 440 order.
 
 def _at_or_before(fixed_in: str, version: str) -> bool:
     return bool(fixed_in) and version_key(fixed_in) <= version_key(version)
@@ -174,7 +151,7 @@ def _migrated(k: KnownIssue) -> KnownIssue:
     seen = tuple(dict.fromkeys(re.findall(r"open in torch (\d+\.\d+(?:\.\d+)?\S*?)[;,.)]?(?:\s|$)", k.status)))
     if k.fixed_in and not _is_version(k.fixed_in):
         return replace(k, seen_in=seen, fixed_in="", status="; ".join(filter(None, (k.status, f"fixed in {k.fixed_in}"))))
-    return replace(k, seen_in=seen, fixed_in=normalize_version(k.fixed_in) if k.fixed_in else "")
+    return replace(k, seen_in=seen, fixed_in=release(k.fixed_in) if k.fixed_in else "")
 
 
 # --- writing ----------------------------------------------------------------------------------
@@ -209,7 +186,7 @@ def expected_status(k: KnownIssue, version: str) -> str:
 def with_observation(k: KnownIssue, version: str, reproduces: bool) -> KnownIssue:
     """The entry with what this torch showed written in: its release joins seen_in, or becomes
     fixed_in when it is the first seen fixed (and leaves seen_in, whose claim would win)."""
-    v = normalize_version(version)
+    v = release(version)
     if reproduces:
         return k if _seen(k, v) else replace(k, seen_in=tuple(sorted({*k.seen_in, v}, key=version_key)))
     first = v if not k.fixed_in or version_key(v) < version_key(k.fixed_in) else k.fixed_in

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from packaging.version import InvalidVersion, Version
 
-__all__ = ["at_least", "release", "running_release"]
+__all__ = ["at_least", "release", "running_release", "version_key"]
 
 
 def release(version: str) -> str:
@@ -22,9 +22,19 @@ def running_release() -> str:
     return release(torch.__version__)
 
 
-def at_least(version: str, bound: str) -> bool:
-    """Whether `version` is `bound` or later (PEP 440 order; local tags ignored)."""
+def version_key(version: str) -> Version:
+    """A sort key in PEP 440 order, local tags ignored: "2.16.0.dev1" < "2.16.0a0" < "2.16.0rc1"
+    < "2.16.0" < "2.16.0.post1". ValueError when the text is no version."""
     try:
-        return Version(release(version)) >= Version(release(bound))
+        return Version(release(version))
     except InvalidVersion:
+        raise ValueError(f"not a torch version: {version!r} (expected e.g. 2.14.1 or "
+                         "2.16.0a0+git1234)") from None
+
+
+def at_least(version: str, bound: str) -> bool:
+    """Whether `version` is `bound` or later; text that is no version only equals itself."""
+    try:
+        return version_key(version) >= version_key(bound)
+    except ValueError:
         return release(version) == release(bound)
