@@ -46,7 +46,7 @@ def test_found_promoted_replayed_then_fixed_cycle(tmp_path):
     # known upstream issue (without it the campaign passes)
     # (150 programs: seed 0 meets it at program 128 since the question generator of issue 13;
     # the same campaign also meets torch's stale guard_or_false fallback, a history finding)
-    sig = "truth:wrong-claim:torch-env:no-specialize-zero-one:C"
+    sig = "truth:wrong-claim:torch-env:no-specialize-zero-one:assumes[backed>=1]"  # Note [root cause bucket]
     r = _pytest(tmp_path, "--shapefuzz-budget", "600", "--shapefuzz-max-examples", "150",
                 "--shapefuzz-system", "torch-env", "--shapefuzz-config", "no-specialize-zero-one",
                 "--shapefuzz-strict", "--shapefuzz-out", str(out))
