@@ -185,3 +185,29 @@ def test_an_input_only_such_a_baseline_rejects_is_no_finding_where_the_candidate
     assert [(f.kind, f.severity) for f in wrong] == [("weaker-guards", "critical")]
     plain = obs(replays=(_replay(False),))  # a baseline whose facts hold at its traced values
     assert [(f.kind, f.severity) for f in ab(obs(replays=(_replay(True),)), plain)] == [("weaker-guards", "high")]
+
+
+def test_a_slowdown_repro_times_each_side_twice_and_keeps_its_fastest(monkeypatch):
+    """Note [A/B repro]: candidate, baseline, baseline, candidate; a load burst during one turn
+    (here the candidate's first) does not make a slowdown."""
+    from types import SimpleNamespace
+
+    from shapefuzz.repro import ab as repro_ab
+
+    order, cand_times, base_times = [], iter([1.0, 0.1]), iter([0.12, 0.11])
+
+    def run_side(case, jobs, repeat):
+        order.append("c")
+        return [SimpleNamespace(elapsed_s=next(cand_times))]
+
+    def side(python, env, script, name, timed):
+        order.append("b")
+        mine = [SimpleNamespace(elapsed_s=next(base_times))]
+        return SimpleNamespace(result=lambda: mine)
+
+    monkeypatch.setattr(repro_ab, "_run_side", run_side)
+    monkeypatch.setattr(repro_ab, "_side", side)
+    monkeypatch.setattr(repro_ab, "_jobs", lambda case, seed, side: ["job"])
+    cand, base = repro_ab._timed(None, Baseline(sys.executable, ()), 0, "repro.py")
+    assert order == ["c", "b", "b", "c"]
+    assert [o.elapsed_s for o in cand] == [0.1] and [o.elapsed_s for o in base] == [0.11]
