@@ -258,9 +258,10 @@ def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, 
 
     st = camp.stats
     known = len(findings) - len(new) if not opts.strict else 0
-    # Note [pre-existing findings] (oracles/ab.py): counted apart, they do not fail the run
-    pre = sum(bool(f.get("pre_existing")) for f in new) if opts.baseline and not opts.strict else 0
+    # Note [pre-existing findings] (oracles/ab.py): they do not fail the run; one may be known too
+    pre = sum(bool(f.get("pre_existing")) for f in findings)
     pre_text = f", {pre} pre-existing: the baseline shows them too" if opts.baseline else ""
+    fresh = len(new) if opts.strict else sum(not f.get("pre_existing") for f in new)
     valid = f"valid {100 * st.valid / st.programs:.0f}%, " if st.programs else ""
     stop = (f" (generation stopped at {camp.stopped_s:.0f} s to leave time for shrinking and "
             f"confirming)" if camp.stopped_s is not None else "")
@@ -268,7 +269,7 @@ def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, 
     split = camp.time_split()
     return (f"{st.programs} programs in {elapsed:.1f} s of a {opts.budget_s:g} s budget{stop}, "
             f"{valid}{st.programs / elapsed if elapsed else 0:.1f} programs/s; {len(findings)} "
-            f"confirmed finding(s) ({len(new) - pre} new, {known} known upstream{pre_text}, "
+            f"confirmed finding(s) ({fresh} new, {known} known upstream{pre_text}, "
             f"{len(unconfirmed)} unconfirmed){last}; time: {split_text(split['phases_s'], split['systems'])}; "
             f"report: {opts.out / 'report.md'}")
 

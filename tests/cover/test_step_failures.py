@@ -49,12 +49,12 @@ class InProcessPool(Serial):
         return None
 
 
-def _campaign(tmp_path, monkeypatch) -> tuple[int, dict]:
+def _campaign(tmp_path, monkeypatch, quiet: bool = True) -> tuple[int, dict]:
     monkeypatch.setattr(run, "WorkerPool", InProcessPool)
     monkeypatch.setattr(run, "_freeze_heap", lambda: None)  # gc.freeze would outlive the test
     opts = run.FuzzOptions(targets=(("ref", "default"),), budget_s=8.0, max_examples=12, seed=3, workers=1,
                            out=tmp_path / "out", gen=GenSettings(), torch_config=(), timeout_s=10.0,
-                           shrink_budget_s=2.0, confirm=True, quiet=True, known={})
+                           shrink_budget_s=2.0, confirm=True, quiet=quiet, known={})
     rc = run.run_fuzz(opts, t0=time.monotonic())
     return rc, json.loads((opts.out / "report.json").read_text())
 
@@ -101,10 +101,12 @@ def test_a_report_step_that_raises_is_that_finding_s(tmp_path, monkeypatch):
     assert (tmp_path / "out" / "report.md").exists()
 
 
-def test_without_failures_the_same_campaign_confirms_its_findings(tmp_path, monkeypatch):
+def test_without_failures_the_same_campaign_confirms_its_findings(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(run, "confirm", lambda d, t: True)
-    rc, report = _campaign(tmp_path, monkeypatch)
+    rc, report = _campaign(tmp_path, monkeypatch, quiet=False)
     assert rc == 1 and report["findings"] and not report["shapefuzz_bugs"]
+    n = len(report["findings"])
+    assert f"{n} confirmed finding(s) ({n} new, 0 known upstream, 0 unconfirmed)" in capsys.readouterr().out
     assert not any("error" in r for r in report["findings"] + report["unconfirmed"])
 
 
