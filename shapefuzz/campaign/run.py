@@ -201,7 +201,7 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
         "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
         "skipped_configs": [k.to_json() for k in opts.skipped],  # Note [torch names] (systems/needs.py)
         "outcomes": _nested(st.outcomes), "error_messages": _nested(st.errors, limit=20),
-        "findings": findings, "new_findings": sum(not f["known"] for f in findings),
+        "findings": findings, "new_findings": sum(not f["known"] and not f.get("pre_existing") for f in findings),
         "unconfirmed": unconfirmed,
         "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
         "z3_verdicts": _by_oracle(st.smt),
@@ -490,6 +490,6 @@ def exit_code(new: list, shapefuzz_bugs: list, strict: bool) -> int:
 
 def _bug_kind(bug: dict, strict: bool = False) -> str:
     if bug.get("torch_owned"):  # patching.torch_owned: no shapefuzz patch touches that state
-        fails = "it fails the run under --strict" if strict else "known in torch 2.13 (reports/torch-2.13 row 27): not a failure unless --strict"
+        fails = "it fails the run under --strict" if strict else "known in torch 2.13 and 2.14.1 (reports/torch-2.13 row 27): not a failure unless --strict"
         return f"torch left its own global state changed (torch's bug, {fails}; the job is in report.json's shapefuzz_bugs)"
     return "shapefuzz bug (please report it with report.json)"

@@ -107,6 +107,7 @@ def test_without_failures_the_same_campaign_confirms_its_findings(tmp_path, monk
     assert rc == 1 and report["findings"] and not report["shapefuzz_bugs"]
     n = len(report["findings"])
     assert f"{n} confirmed finding(s) ({n} new, 0 known upstream, 0 unconfirmed)" in capsys.readouterr().out
+    assert report["new_findings"] == n  # report.json counts what fails the run, as the summary does
     assert not any("error" in r for r in report["findings"] + report["unconfirmed"])
 
 
