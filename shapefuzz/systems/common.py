@@ -210,6 +210,14 @@ def shape_env_facts(se: ss.ShapeEnv) -> dict[str, tuple]:
     }
 
 
+def _symbolic(expr: Any) -> bool:
+    """Whether a question has symbols: a constant one (`False`, which some torch releases pass
+    to guard_or_false where others decide it before asking) is decided whatever its answer, so
+    an answer equal to the fallback is no fallback there (an A/B campaign of 2.14.1 against
+    2.13.0 reported such a question as lost precision)."""
+    return bool(getattr(expr, "free_symbols", True))
+
+
 class DecisionRecorder:
     """Records every shape question ShapeEnv answers while active, and how it was answered
     (a new guard, a new deferred assert, the fallback of guard_or_*, or statically)."""
@@ -290,7 +298,7 @@ class DecisionRecorder:
             how = "guard"
         elif se.num_deferred_runtime_asserts > n_asserts:
             how = "assert"
-        elif fallback is not None and result == fallback:
+        elif fallback is not None and result == fallback and _symbolic(expr):
             how = "fallback"
         else:
             how = "static"
