@@ -80,7 +80,7 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
             if got and got != str(t2.values[k]):
                 return [_f(obs, "unsound-value-expr", f"value v{k} = {expr} evaluates to {got} with values "
                            f"{list(r.values)} (guards and asserts hold); concretely {t2.values[k]}",
-                           expr, "value", i)]
+                           expr, "value", i, at=_wrong_at(program, obs, k))]
     return []
 
 
@@ -90,24 +90,56 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
     for k, (got, expr) in enumerate(zip(obs.out_eval, obs.out_exprs)):
         if got and got != str(t.values[k]):
             return [_f(obs, "wrong-value-expr", f"value v{k} = {expr} evaluates to {got} under "
-                       f"{dict(obs.binding)}; its concrete value is {t.values[k]}", expr, "value")]
+                       f"{dict(obs.binding)}; its concrete value is {t.values[k]}", expr, "value",
+                       at=_wrong_at(program, obs, k))]
     return []
 
 
 def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1,
-       answer: str = "", question: str = "") -> Finding:
+       answer: str = "", question: str = "", at: str = "") -> Finding:
     """`replay`: index into obs.qreplays of the values that show an unsound claim; `answer`: the
     claim's answer (a wrong claim is bucketed by the assumption that makes it, when one does:
     Note [root cause bucket]); `question`: the question over the values' expressions, for an
-    `expr` torch's sympy already folded to a constant (the assumption was made there)."""
+    `expr` torch's sympy already folded to a constant (the assumption was made there); `at`: a
+    wrong value's root-cause bucket (_wrong_at)."""
     folded = question and not any(ch.isalpha() for ch in expr.replace("True", "").replace("False", ""))
-    shape = _assumed(obs, question if folded else expr, answer) if answer else ""
+    shape = at or (_assumed(obs, question if folded else expr, answer) if answer else "")
     return Finding(ORACLE, "critical", obs.system, obs.config, kind,
                    f"{obs.system} ({obs.config}): {kind} on {mode}", detail + (
                        f"\nroot cause: {shape}" if shape else ""),
                    signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "",
                              expr="" if shape else expr, shape=shape),
                    replay)  # the mode only matters when the fallback is wrong (Note [signature])
+
+
+def _wrong_at(program: QProgram, obs: Observation, k: int) -> str:
+    """Note [root cause bucket] for a wrong value: values are checked in program order, so value
+    k is the first wrong one and its operands evaluate right; the bug is the rule torch applied
+    to build it, named by the program op and the head of each operand's expression (what torch's
+    simplification rules look at): `(a // b) // c` folded with a negative c is
+    `wrong[//(FloorDiv,sym)]` whatever a, b and the values are. "" when it cannot tell."""
+    from shapefuzz.program import Ref
+
+    ins = next((i for i, n in program.definitions() if n == k), None)
+    if ins is None:
+        return ""
+    if ins.op != "binop":
+        return f"wrong[{ins.op}]"
+    op, a, b = ins.args
+    return f"wrong[{op}({_head(obs, a, Ref)},{_head(obs, b, Ref)})]"
+
+
+def _head(obs: Observation, x, ref_type) -> str:
+    """An operand's kind: const, sym, or the head function of its expression (FloorDiv, Add ...)."""
+    from shapefuzz.oracles.read_expr import read_expr
+
+    if not isinstance(x, ref_type):
+        return "const"
+    try:
+        e = read_expr(obs.out_exprs[x.index])
+    except Exception:  # an expression the reader does not know: an unnamed kind, not a crash
+        return "other"  # (not "?": known_issues.json's wildcards read it as any character)
+    return "const" if e.is_Number else "sym" if e.is_Symbol else type(e).__name__
 
 
 def _question(program: QProgram, obs: Observation, k: int) -> str:

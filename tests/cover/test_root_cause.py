@@ -104,3 +104,27 @@ def test_a_wrong_claim_is_bucketed_by_the_weakest_assumption_that_proves_it():
     assert assumption_bucket("u0 >= 0", Knowledge((), ())) == "assumes[unbacked>=0]"
     assert assumption_bucket("Eq(s0, 3)", zero_ok) == ""  # no listed assumption explains it
     assert assumption_bucket("True", zero_ok) == ""  # folded already: nothing to ask
+
+
+def _truth_keys(program) -> set[str]:
+    from shapefuzz.campaign.evaluate import evaluate
+    from shapefuzz.systems.jobs import run_job
+
+    ev = evaluate(program, (("torch-env", "default"),), lambda jobs: [run_job(j) for j in jobs])
+    return {f.key for f in ev.findings if f.oracle == "truth"}
+
+
+def test_a_wrong_value_is_bucketed_by_the_rule_torch_applied():
+    """Row 25: `(a // b) // c` folded to `a // (b*c)` for a negative unbacked c. Two programs whose
+    whole expressions differ (C // (U * U) and U // (C * U)) are one bucket: the first wrong
+    value is a // whose first operand is a FloorDiv."""
+    from shapefuzz.program import Ref
+    from shapefuzz.program.questions import QInstr, QProgram
+
+    u = lambda v: QInstr("unbacked", (v,))
+    const_first = QProgram((u(5), u(-2), QInstr("binop", ("//", 2, Ref(0))),
+                            QInstr("binop", ("//", Ref(2), Ref(1)))))
+    sym_first = QProgram((u(5), u(-2), QInstr("binop", ("//", Ref(0), 2)),
+                          QInstr("binop", ("//", Ref(2), Ref(1)))))
+    keys = _truth_keys(const_first) | _truth_keys(sym_first)
+    assert keys == {"truth:wrong-value-expr:torch-env:default:wrong[//(FloorDiv,sym)]"}, keys

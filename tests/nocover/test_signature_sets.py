@@ -42,7 +42,8 @@ RENAMED = {"spurious-dde:spurious-dde:": "spurious-dde:completeness:"}
 #: a recorded key -> the key the same bug has now, where its bucket was renamed without merging
 #: anything (issue 29: Note [root cause bucket] in shapefuzz/oracles/root_cause.py buckets row 4's
 #: wrong claims, which torch's sympy folded to a constant `C`, by the assumption that explains
-#: them)
+#: them; a wrong value expression by the rule torch applied to the first wrong value, whose
+#: name the recorded expression shape does not tell, so any such bucket of that config counts)
 REBUCKETED = {f"truth:wrong-claim:torch-env:{c}:C": f"truth:wrong-claim:torch-env:{c}:assumes[backed>=1]"
               for c in ("no-specialize-zero-one", "backed-size-oblivious")}
 
@@ -51,6 +52,8 @@ def found(old: str, got: set[str]) -> bool:
     """Is the recorded signature `old` still found (new oracles may add signatures)? A key
     recorded before root-cause signatures (Note [root cause]) is found with any root cause."""
     old = REBUCKETED.get(old, old)
+    if old.startswith("truth:wrong-value-expr:"):  # now bucketed by the first wrong value's rule
+        return any(g.startswith(old.rsplit(":", 1)[0] + ":wrong[") for g in got) or old in got
     for before, now in RENAMED.items():
         if old.startswith(before):
             system = old[len(before):].split(":")[0]
