@@ -22,7 +22,8 @@ facts give (z3 proves it), and that decides the question:
    it is the root cause, `lost[FloorDiv(x+,c+)]`: its head and the kind of each argument,
    constant `c` or not `x`, with its sign from torch's own range (`+` >= 0, `-` <= 0, none when
    unknown: no `?`, which known_issues.json's wildcards would read as any character), so
-   `u0 < u0//2` and `Eq(u0 + 1, (u0 + 1)//2)` share one bucket and `2//u0 != 3` has another. A
+   `u0 < u0//2` and `Eq(u0 + 1, (u0 + 1)//2)` share one bucket and `2//u0 != 3` has another
+   (Min and Max, whose only loss is their relation to an argument, are one bucket, lost[MinMax]). A
    symbol whose range the facts tighten is a fact torch did not carry into its ranges: with a
    relation that needs the facts and no subterm to blame, `lost[relation:transitive]`;
 3. when no single repair decides it, all of them together may (the smallest repaired term is
@@ -187,7 +188,7 @@ class _Analysis:
             return "lost[relation:transitive]"  # a range the facts give and torch did not keep
         head = _HEADS.get(type(t).__name__, type(t).__name__)
         if head in _SIGN_FREE:
-            return f"lost[{head}]"
+            return "lost[MinMax]"  # one gap, mirrored: Min(a, b) <= a as Max(a, b) >= a
         kinds = [self._kind(a) for a in t.args]
         if head in ("Add", "Mul"):
             kinds.sort()  # commutative: the order is sympy's, not the bug's

@@ -24,6 +24,7 @@ ROW8 = {  # expression, facts, ranges -> the family it must land in
     "Min(s0, u0) <= u0": (("s0 >= 2",), S, "Min"),
     "Eq(Min(s0, u0), 2*s0)": (("s0 >= 2",), S, "Min"),
     "u0 < Min(u0, u0//2)": (("u0 >= 0",), U0, "Min"),
+    "Eq(u1, Max(u0, u1))": (("u0 > u1",), (), "Min"),  # Max: the same gap, mirrored
     "Eq(u0 + (((Max(0, (u0//2) - Min(u0, (u0//2)) + 1)) + 1)//2), 0)":
         (("(u0//2) + 1 <= u0", "u0 >= 0"), U0, "transitive"),
     "Eq(u0, 0)": (("Ne((u0//2), 0)", "u0 >= 0"), U0, "transitive"),
@@ -44,7 +45,7 @@ def family(b: str) -> str:
     relation's cause."""
     inner = b.removeprefix("lost[").removesuffix("]")
     return inner.partition(":")[2] if inner.startswith("relation:") else \
-        inner.partition("(")[0].replace("PythonMod", "Mod")
+        inner.partition("(")[0].replace("PythonMod", "Mod").replace("MinMax", "Min")
 
 
 @pytest.mark.parametrize("expr", sorted(ROW8))
@@ -56,7 +57,7 @@ def test_row8_expressions_land_in_their_family(expr):
     ("u0 < u0//2", "Eq(u0 + 1, (u0 + 1)//2)"),  # a FloorDiv not related to its numerator
     ("Ne((2//u0), 3)", "(1//u0) < 2"),  # c // u not bounded by |c|
     ("Min(2, (u0//s0)) <= (u0//s0)", "Min(s0, u0) <= u0", "Eq(Min(s0, u0), 2*s0)",
-     "u0 < Min(u0, u0//2)"),  # a Min not related to its arguments
+     "u0 < Min(u0, u0//2)", "Eq(u1, Max(u0, u1))"),  # a Min / Max not related to its arguments
     ("Eq(u0 + (((Max(0, (u0//2) - Min(u0, (u0//2)) + 1)) + 1)//2), 0)", "Eq(u0, 0)", "u0 <= u2"),
     ("Eq(3*u0, 1)", "u0**2 >= u0"),
 ])
