@@ -82,3 +82,14 @@ def assert_same_outputs(program: Program, expected: list, actual, undefined=froz
                 assert torch.equal(e, a), (idx, e, a)
         else:
             assert type(e) is type(a) and e == a, (idx, e, a)
+
+
+def cli_exit(*args: str) -> int:
+    """`shapefuzz ARGS` in this process, as its exit code."""
+    from shapefuzz.cli import main
+
+    try:
+        main(list(args))
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0

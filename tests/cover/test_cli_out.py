@@ -6,17 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from _helpers import cli_exit
 
 from shapefuzz.cases.corpus import STATE_FILE, clear_campaign, finished_campaign
-from shapefuzz.cli import main
-
-
-def _cli(*args) -> int:
-    try:
-        main(list(args))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
 
 
 def _finished(out):
@@ -29,7 +21,7 @@ def test_a_finished_campaign_out_is_refused(tmp_path, capsys):
     out = tmp_path / "out"
     _finished(out)
     assert finished_campaign(out)
-    assert _cli("fuzz", "--out", str(out), "--budget", "5", "--workers", "1") == 2
+    assert cli_exit("fuzz", "--out", str(out), "--budget", "5", "--workers", "1") == 2
     err = capsys.readouterr().err
     assert "holds a finished campaign" in err and "--force" in err and err.count("\n") == 1
     assert (out / "findings" / "old-case").is_dir()  # nothing touched
@@ -48,7 +40,7 @@ def test_force_clears_the_old_campaign_and_an_unfinished_one_resumes(tmp_path):
 def test_systems_describes_every_config(capsys):
     from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS
 
-    assert _cli("systems") == 0
+    assert cli_exit("systems") == 0
     text = capsys.readouterr().out
     assert "compile (runs by default: " + ", ".join(DEFAULT_CONFIGS["compile"]) + ")" in text
     lines = [x for x in text.splitlines() if x.startswith("  ")]

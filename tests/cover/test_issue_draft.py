@@ -8,8 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _helpers import cli_exit
 
-from shapefuzz.cli import main
 from shapefuzz.report.issue import TITLE_MAX, issue_title
 
 CASE = Path(__file__).resolve().parents[2] / "corpus" / "pending-unbacked-narrow-make_fx"
@@ -24,14 +24,6 @@ sys.exit({rc})
 '''
 
 
-def _cli(*args) -> int:
-    try:
-        main(list(args))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
-
-
 def _case(tmp_path, rc: int) -> Path:
     folder = tmp_path / "finding"
     folder.mkdir()
@@ -43,7 +35,7 @@ def _case(tmp_path, rc: int) -> Path:
 def test_a_draft_in_pytorchs_bug_form(tmp_path, capsys):
     import torch
 
-    assert _cli("issue", str(_case(tmp_path, 1))) == 0
+    assert cli_exit("issue", str(_case(tmp_path, 1))) == 0
     text = capsys.readouterr().out
     title = text.splitlines()[0]
     assert title == ("eager-agreement: make_fx raised PendingUnbackedSymbolNotFound where eager succeeds "
@@ -59,7 +51,7 @@ def test_a_draft_in_pytorchs_bug_form(tmp_path, capsys):
 
 
 def test_a_repro_that_exits_0_gives_no_draft(tmp_path, capsys):
-    assert _cli("issue", str(_case(tmp_path, 0))) == 1
+    assert cli_exit("issue", str(_case(tmp_path, 0))) == 1
     out = capsys.readouterr()
     assert out.out == "" and "does not reproduce" in out.err and out.err.count("\n") == 1
 
@@ -68,7 +60,7 @@ def test_a_repro_that_exits_0_gives_no_draft(tmp_path, capsys):
 def test_a_folder_that_is_no_finding_exits_2(tmp_path, capsys, where):
     if where == "empty":
         (tmp_path / "empty").mkdir()
-    assert _cli("issue", str(tmp_path / where)) == 2
+    assert cli_exit("issue", str(tmp_path / where)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a finding folder" in err
 

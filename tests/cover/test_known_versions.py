@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from _helpers import cli_exit
 
 from shapefuzz.cases.known import (
     KnownError,
@@ -19,15 +20,6 @@ from shapefuzz.cases.known import (
     with_observation,
 )
 from shapefuzz.cases.versions import release, version_key
-from shapefuzz.cli import main
-
-
-def _cli(*args) -> int:
-    try:
-        main(list(args))
-    except SystemExit as e:
-        return int(e.code or 0)
-    return 0
 
 
 def test_a_schema_2_file_migrates_to_schema_3(tmp_path):
@@ -73,7 +65,7 @@ def test_a_malformed_file_is_one_clear_error(tmp_path, bad, what):
 def test_a_malformed_extra_file_exits_2_with_one_line(tmp_path, capsys):
     p = tmp_path / "k.json"
     p.write_text('{"schema": 3, "issues": [{"signature": "a", "seen_in": "2.13"}]}')
-    assert _cli("known", "check", "--no-bundled", "--known", str(p)) == 2
+    assert cli_exit("known", "check", "--no-bundled", "--known", str(p)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(p) in err and "seen_in" in err
 
@@ -143,7 +135,7 @@ def test_known_check_write_round_trip(tmp_path, capsys):
     here = release(torch.__version__)
     p = _fake_repo(tmp_path)
     args = ("known", "check", "--no-bundled", "--known", str(p), "--root", str(tmp_path))
-    assert _cli(*args, "--write") == 1  # "gone" is fixed here where the file says it reproduces
+    assert cli_exit(*args, "--write") == 1  # "gone" is fixed here where the file says it reproduces
     out = capsys.readouterr().out
     assert "reproduces  cases/here" in out and "fixed here  cases/gone" in out and "no case" in out
     a, c, e = load_file(p)
@@ -152,7 +144,7 @@ def test_known_check_write_round_trip(tmp_path, capsys):
     assert e.seen_in == ("2.0.0",)
     assert not list(tmp_path.glob(".k.json.*"))  # the temp file was renamed over k.json
     written = p.read_text()
-    assert _cli(*args, "--write") == 0  # every entry is now as its file says
+    assert cli_exit(*args, "--write") == 0  # every entry is now as its file says
     assert p.read_text() == written
     assert json.loads(written)["schema"] == 3 and written.startswith('{\n  "schema": 3,\n  "issues": [\n    {')
 
@@ -165,12 +157,12 @@ def test_a_fix_that_comes_back_is_reported_regressed(tmp_path, capsys):
     raw["issues"][0]["fixed_in"] = "2.0.1"  # "here" reproduces, but the file says fixed since 2.0.1
     p.write_text(json.dumps(raw))
     assert version_key(torch.__version__) > version_key("2.0.1")
-    assert _cli("known", "check", "--no-bundled", "--known", str(p), "--root", str(tmp_path)) == 1
+    assert cli_exit("known", "check", "--no-bundled", "--known", str(p), "--root", str(tmp_path)) == 1
     assert "regressed  cases/here" in capsys.readouterr().out
 
 
 def test_write_needs_a_file(capsys):
-    assert _cli("known", "check", "--write") == 2
+    assert cli_exit("known", "check", "--write") == 2
     assert "--known" in capsys.readouterr().err
 
 
