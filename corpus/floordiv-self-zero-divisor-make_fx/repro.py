@@ -2,13 +2,10 @@
 oracle replay: when the traced artifact's guards accept a new input and no runtime assert fires, it must behave as eager on it.
 new_inputs: replay input 4 (x0[0]): eager raised ZeroDivisionError: integer division or modulo by zero; traced returned normally
 system make_fx, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
-import pkgutil
 import sys
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch._subclasses.fake_tensor.FakeTensorMode', 'torch.fx.experimental.symbolic_shapes.ShapeEnv', 'torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch.fx.experimental.symbolic_shapes.DimDynamic.UNBACKED'): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch._subclasses.fake_tensor.FakeTensorMode', 'torch.fx.experimental.symbolic_shapes.ShapeEnv', 'torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch.fx.experimental.symbolic_shapes.DimDynamic.UNBACKED')]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext, guard_or_false

@@ -2,14 +2,11 @@
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
 signature: eager-agreement:trace-error:export:default:ValueError:fx/experimental/symbolic_shapes.py:_raise_inconsistencies
 system export, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
-import pkgutil
 import sys
 import sympy
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch._dynamo.source.LocalSource', 'torch._subclasses.fake_tensor.FakeTensorMode', 'torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext', 'torch.fx.experimental.symbolic_shapes.ShapeEnv.__init__', 'torch.fx.experimental.symbolic_shapes.DimDynamic.STATIC', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.DimDynamic.UNBACKED', 'torch.fx.experimental.symbolic_shapes.resolve_unbacked_bindings', 'torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY'): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch._dynamo.source.LocalSource', 'torch._subclasses.fake_tensor.FakeTensorMode', 'torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext', 'torch.fx.experimental.symbolic_shapes.ShapeEnv.__init__', 'torch.fx.experimental.symbolic_shapes.DimDynamic.STATIC', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.DimDynamic.UNBACKED', 'torch.fx.experimental.symbolic_shapes.resolve_unbacked_bindings', 'torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY')]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 import torch.fx.experimental._config
 from torch.fx.experimental import symbolic_shapes
 from torch._dynamo.source import LocalSource

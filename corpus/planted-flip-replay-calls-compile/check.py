@@ -3,17 +3,14 @@ oracle replay: when the traced artifact's guards accept a new input and no runti
 signature: replay:error-where-eager-succeeds:compile:default:AssertionError@_dynamo/guards.py:__init__
 system compile, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
 from __future__ import annotations
-import pkgutil
 import sys
 import re
 from dataclasses import dataclass, field
 from typing import Any
 import sympy
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch.utils._sympy.symbol.symbol_is_type', 'torch.fx.experimental.symbolic_shapes.ShapeEnv.__init__', 'torch._dynamo.config.patch', 'torch.utils._sympy.symbol.SymT.SIZE', 'torch._dynamo.decorators.mark_unbacked', 'torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY'): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch.utils._sympy.symbol.symbol_is_type', 'torch.fx.experimental.symbolic_shapes.ShapeEnv.__init__', 'torch._dynamo.config.patch', 'torch.utils._sympy.symbol.SymT.SIZE', 'torch._dynamo.decorators.mark_unbacked', 'torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY')]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 import torch._dynamo
 import torch.fx.experimental._config
 from torch.utils._sympy.symbol import SymT, symbol_is_type

@@ -1,13 +1,10 @@
 """compile artifact passes its guards on a new input but disagrees with eager (error-where-eager-succeeds)
 oracle replay: when the traced artifact's guards accept a new input and no runtime assert fires, it must behave as eager on it.
 system compile, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
-import pkgutil
 import sys
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY',): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch.fx.experimental._config.inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY',)]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 import torch.fx.experimental._config
 
 print("torch", torch.__version__)

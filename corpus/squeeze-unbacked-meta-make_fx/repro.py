@@ -1,14 +1,11 @@
 """make_fx's symbolic output 0 evaluates to [1, 1], eager gives [1]
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
 system make_fx, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
-import pkgutil
 import sys
 import sympy
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch._subclasses.fake_tensor.FakeTensorMode', 'torch.fx.experimental.symbolic_shapes.ShapeEnv', 'torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext', 'torch.fx.experimental.symbolic_shapes.resolve_unbacked_bindings', 'torch.fx.experimental.symbolic_shapes.DimDynamic.UNBACKED', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.utils._pytree.key_get'): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch._subclasses.fake_tensor.FakeTensorMode', 'torch.fx.experimental.symbolic_shapes.ShapeEnv', 'torch.fx.experimental.symbolic_shapes.StatelessSymbolicContext', 'torch.fx.experimental.symbolic_shapes.resolve_unbacked_bindings', 'torch.fx.experimental.symbolic_shapes.DimDynamic.UNBACKED', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.utils._pytree.key_get')]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 import torch.utils._pytree as pytree
 from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.proxy_tensor import make_fx

@@ -2,13 +2,10 @@
 oracle history: an answer may depend on the facts known when it is asked, never on which questions were asked before (a fresh ShapeEnv with the same facts must not answer sharper).
 question 1: guard_or_false(s22 >= u0): live run False (fallback); a fresh ShapeEnv with the same facts and no earlier question answers True (static)
 system torch-env, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
-import pkgutil
 import sys
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch._dynamo.source.ConstantSource', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_evaluate_static'): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch._dynamo.source.ConstantSource', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_evaluate_static')]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, DimDynamic, ShapeEnv, guard_or_false
 from torch._dynamo.source import ConstantSource
 

@@ -2,13 +2,10 @@
 oracle truth: every answer the ShapeEnv claims (not an undecided fallback) must equal the concrete answer for the values the sizes really have, also for other values its guards accept.
 question 0: bool(True) answered True (static); the concrete answer is False
 system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
-import pkgutil
 import sys
 import torch
-try:  # torch's private names used below: another torch version may have moved one
-    for name in ('torch._dynamo.source.ConstantSource', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_evaluate_static'): pkgutil.resolve_name(name)
-except (ImportError, AttributeError):
-    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; the repro cannot run here") or 2)
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch._dynamo.source.ConstantSource', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_evaluate_static')]  # torch's private names used below: another torch version may have moved one
+except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 from torch._dynamo.source import ConstantSource
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, guard_or_false
 

@@ -228,7 +228,8 @@ _RESULTS = {"reproduces": True, "fixed": False}
 
 def _versions_from_json(obj: Any) -> tuple[tuple[str, bool], ...]:
     if not isinstance(obj, dict) or not all(
-            isinstance(k, str) and _NAME.fullmatch(k) and v in _RESULTS for k, v in obj.items()):
+            isinstance(k, str) and _NAME.fullmatch(k) and isinstance(v, str) and v in _RESULTS
+            for k, v in obj.items()):
         raise CaseError('versions must map torch releases to "reproduces" or "fixed", '
                         'e.g. {"2.13.0": "reproduces"}')
     return tuple(sorted((k, _RESULTS[v]) for k, v in obj.items()))

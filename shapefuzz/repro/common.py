@@ -242,8 +242,7 @@ def script(head: str, imports: list[str], parts: list[str], banner: bool = True)
     names = private_names(lines, code)
     if not names:
         return head + "\n".join(lines) + "\n\n" + code
-    first, rest = _before_guard(_import_lines(["import pkgutil", *imports, "import sys"],
-                                              _used(code) | {"pkgutil", "sys"}))
+    first, rest = _before_guard(_import_lines([*imports, "import sys"], _used(code) | {"sys"}))
     return head + "\n".join([*first, _guard(names), *rest]) + "\n\n" + code
 
 
@@ -271,7 +270,8 @@ def _import_lines(imports: list[str], used: set[str]) -> list[str]:
 # module under torch._dynamo, a slow-path patch's target) may have moved. Failing there with a
 # traceback of their own would read as the bug (repro.py exits 1 while the bug is there), so a
 # script that uses such names resolves each first, after `import torch` and before the imports
-# that could fail, and exits 2 with one line naming the first that is gone. The names are read
+# that could fail, and exits 2 with one line naming the first that is gone (two lines of script:
+# the check must not push a repro past its line limit). The names are read
 # off the script's own code (imports, attribute chains, `se.` methods of its ShapeEnv), plus the
 # attributes a slow-path config's patches need (Note [torch names] in systems/needs.py).
 
@@ -348,13 +348,13 @@ def _before_guard(lines: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _guard(names: list[str]) -> str:
-    """Note [private names in scripts]: one line of names, exit 2 naming the first that is gone."""
+    """Note [private names in scripts]: two lines (a repro.py stays within its line limit), exit
+    2 with one line saying which name this torch lacks (resolve_name's own message names it)."""
     listed = ", ".join(repr(n) for n in names) + ("," if len(names) == 1 else "")
-    return ("try:  # torch's private names used below: another torch version may have moved one\n"
-            f"    for name in ({listed}): pkgutil.resolve_name(name)\n"
-            "except (ImportError, AttributeError):\n"
-            '    sys.exit(print(f"repro.py: this torch ({torch.__version__}) has no {name}; '
-            'the repro cannot run here") or 2)')
+    return (f"try: import pkgutil; [pkgutil.resolve_name(name) for name in ({listed})]  # torch's "
+            "private names used below: another torch version may have moved one\n"
+            'except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch '
+            '({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)')
 
 
 def _used(code: str) -> set[str]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import traceback
+import unittest.mock
 from typing import TYPE_CHECKING
 
 from torch.fx.experimental import symbolic_shapes as ss
@@ -25,10 +26,8 @@ def fallbacks():
     def on_eval(se, e, *a, **kw):
         r = evaluate_expr(se, e, *a, **kw)  # then what se knew, when it answered EXPR by the fallback LIVE
         return live.extend([(known_to(se), e)] if str(e) == EXPR and str(kw.get("fallback_value")) == str(bool(r)) == LIVE else []) or r
-    ShapeEnv.evaluate_expr = on_eval
-    with contextlib.suppress(Exception):  # what the trace raises after the question is not the point
-        TRACE()
-    ShapeEnv.evaluate_expr = evaluate_expr
+    with unittest.mock.patch.object(ShapeEnv, "evaluate_expr", on_eval), contextlib.suppress(Exception):
+        TRACE()  # what the trace raises after the question is not the point
     return live
 
 
@@ -38,10 +37,8 @@ def undecided():
     live, static_eval = [], ss._static_eval_sym_bool
     def on_static(x):  # static evaluation, then what the env knew when it left EXPR undecided
         return live.extend([(known_to(x.node.shape_env), x.node.expr)] if (r := static_eval(x)) is None and str(x.node.expr) == EXPR else []) or r
-    ss._static_eval_sym_bool = on_static
-    with contextlib.suppress(Exception):  # what the trace raises after the question is not the point
-        TRACE()
-    ss._static_eval_sym_bool = static_eval
+    with unittest.mock.patch.object(ss, "_static_eval_sym_bool", on_static), contextlib.suppress(Exception):
+        TRACE()  # what the trace raises after the question is not the point
     return live
 
 
