@@ -20,11 +20,11 @@ from importlib import resources
 from pathlib import Path
 
 from shapefuzz import BadInput
-from shapefuzz.cases.versions import release, version_key
+from shapefuzz.cases.versions import at_least, release, version_key
 
 __all__ = ["SCHEMA", "Check", "KnownError", "KnownIssue", "check_known", "dump_entries", "expected_status",
            "fixed_regression", "known_note", "load_entries", "load_file", "load_known", "parse_entries",
-           "version_key", "with_observation", "write_entries"]
+           "with_observation", "write_entries"]
 
 SCHEMA = 3
 #: what each entry holds, in file order (schema 3); schema 2 lacks seen_in and its fixed_in was
@@ -70,7 +70,7 @@ class KnownIssue:
 # shapefuzz/cases/versions.py: releases without their local build tag, in PEP 440 order.
 
 def _at_or_before(fixed_in: str, version: str) -> bool:
-    return bool(fixed_in) and version_key(fixed_in) <= version_key(version)
+    return bool(fixed_in) and at_least(version, fixed_in)
 
 
 # --- loading ----------------------------------------------------------------------------------
