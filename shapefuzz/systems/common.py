@@ -215,7 +215,7 @@ def _symbolic(expr: Any) -> bool:
     to guard_or_false where others decide it before asking) is decided whatever its answer, so
     an answer equal to the fallback is no fallback there (an A/B campaign of 2.14.1 against
     2.13.0 reported such a question as lost precision)."""
-    return bool(getattr(expr, "free_symbols", True))
+    return bool(getattr(expr, "free_symbols", ()))  # a Python bool or int is a constant too
 
 
 class DecisionRecorder:
