@@ -11,7 +11,7 @@ from shapefuzz.oracles.findings import Finding
 from shapefuzz.oracles.signature import Signature, mismatch_shape, root_where
 from shapefuzz.systems.observation import Observation, RunResult, compare_runs
 
-__all__ = ["eager_agreement", "is_assert_rejection", "signature"]
+__all__ = ["eager_agreement", "is_assert_rejection", "root_signature", "signature"]
 
 ORACLE = "eager-agreement"
 
@@ -96,14 +96,22 @@ def _root_finding(obs: Observation, final: Finding) -> Finding:
     one bug.) `final` is the symptom at the outputs: its kind stays the finding's (what the
     repro checks), its detail follows."""
     op, family, expr, got, want = obs.diverges
-    kind = "tensor" if expr.lstrip().startswith("[") else "int"
     return Finding(
         ORACLE, "critical", obs.system, obs.config, final.kind,
         f"{obs.system}'s symbolic shape of {op} evaluates to {got}, eager gives {want}",
         f"first wrong: {op} ({family}): symbolic {expr} = {got}; eager {want}\n"
         f"at the outputs ({final.kind}): {final.detail}",
-        signature(ORACLE, "symbolic-shape", obs, kind, root_where(op, family=family),
-                  shape=mismatch_shape(expr, got, want)))
+        root_signature(ORACLE, obs, obs.diverges))
+
+
+def root_signature(oracle: str, obs: Observation, diverges: tuple[str, ...]) -> Signature:
+    """Note [root cause]: the signature of a wrong symbolic result, by the first instruction
+    whose result differs from eager's (`diverges`: Observation.diverges or a replay's) and what
+    is wrong with it, whichever oracle met it at the outputs."""
+    op, family, expr, got, want = diverges
+    kind = "tensor" if expr.lstrip().startswith("[") else "int"
+    return signature(oracle, "symbolic-shape", obs, kind, root_where(op, family=family),
+                     shape=mismatch_shape(expr, got, want))
 
 
 ORACLE_OBJ = register(Oracle(

@@ -70,7 +70,8 @@ def run(
     branches to send to their general arm (Note [branch contract]); `on_branch(pos, fast)` hears
     which arm each branch took."""
     env = list(inputs)
-    if _RECORDS is not None and not torch.compiler.is_compiling():  # strict export: not traced
+    # is_dynamo_compiling, not is_compiling: non-strict export sets the latter while it traces
+    if _RECORDS is not None and not torch.compiler.is_dynamo_compiling():  # strict export: not traced
         _RECORDS.append(env)
     for pos, ins in enumerate(program.instrs):
         try:

@@ -144,6 +144,9 @@ class ReplayRecord:
     #: this input ("" inside it); then `accepted` is False and `artifact` is what the artifact
     #: did when run anyway (the contract oracle, shapefuzz/oracles/contract.py)
     outside: str = ""
+    #: Note [root cause] on this input: Observation.diverges evaluated under the replay's
+    #: binding, filled only when the artifact disagrees with eager here
+    diverges: tuple[str, ...] = ()
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:

@@ -143,7 +143,8 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     artifact = run_safely(lambda: _flat(binder.run(*real))) if accepted else RunResult(False, why)
     binding = {**input_binding(tr.fakes, real), **binder.binding}
     facts = shape_env_facts(tr.se)
-    replays = tuple(_replay(tr, program, forced, v) for v in variants)
+    traced_env = envs[-1] if envs else None
+    replays = tuple(_replay(tr, program, forced, v, traced_env) for v in variants)
     # oracles 3 and 4: z3 over the decisions, counter-models replayed (systems.claims)
     axioms, smt = tensor_checks(program, rec, tr, binding, lambda v: _replay(tr, program, forced, v))
     return Observation(
@@ -153,7 +154,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         binding=tuple(sorted((str(k), v) for k, v in binding.items())),
         out_eval=eval_exprs(tr.out_vals, binding),
         fallback_branches=tuple(sorted(forced)),
-        diverges=first_divergence(program, envs[-1] if envs else None, binding, forced),
+        diverges=first_divergence(program, traced_env, binding, forced),
         reference=reference_run(program, program.inputs, forced),
         artifact=artifact, replays=replays, axioms=axioms, smt=smt, specialized=tr.specialized,
         history=trace_history.replay(asked, binding), elapsed_s=time.perf_counter() - t0)
@@ -204,7 +205,8 @@ def _flat(outs: Any) -> tuple:
     return tuple(outs) if isinstance(outs, (tuple, list)) else (outs,)
 
 
-def _replay(tr: Trace, program: Program, forced, specs: tuple[InputSpec, ...]) -> ReplayRecord:
+def _replay(tr: Trace, program: Program, forced, specs: tuple[InputSpec, ...],
+            traced_env: list | None = None) -> ReplayRecord:
     ref = reference_run(program, specs, forced)
     real = interp.make_inputs(specs)
     accepted, why = tr.accepts(real)
@@ -218,7 +220,28 @@ def _replay(tr: Trace, program: Program, forced, specs: tuple[InputSpec, ...]) -
         if _is_rejection(e):  # a runtime assert or guard fired: the input is outside the trace
             return ReplayRecord(specs, False, ref, RunResult(False, msg), outside)
         return ReplayRecord(specs, accepted, ref, RunResult(False, msg, (), torch_frame(e)), outside)
-    return ReplayRecord(specs, accepted, ref, RunResult(True, "", tuple(capture(v) for v in outs)), outside)
+    art = RunResult(True, "", tuple(capture(v) for v in outs))
+    diverges = ()
+    if traced_env is not None and compare_runs(ref, art, program.undefined_outputs()) is not None:
+        diverges = _replay_divergence(tr, program, forced, specs, traced_env)
+    return ReplayRecord(specs, accepted, ref, art, outside, diverges)
+
+
+def _replay_divergence(tr: Trace, program: Program, forced, specs: tuple[InputSpec, ...],
+                       traced_env: list) -> tuple[str, ...]:
+    """Note [root cause] on a replayed input the artifact gets wrong: the first instruction whose
+    symbolic result, under this input's binding (unbacked symbols read off the graph's run),
+    differs from eager's on it. So a squeeze met on a replay is bucketed where it is met on the
+    traced inputs."""
+    try:
+        real = interp.make_inputs(specs)
+        binder = BindingRecorder(tr.gm, tr.se)
+        binder.run(*real)
+        eager = interp.run(program, interp.make_inputs(specs), forced)
+    except Exception:  # the replay's outcome is the finding; its bucket falls back to the symptom
+        return ()
+    binding = {**input_binding(tr.fakes, real), **binder.binding}
+    return first_divergence(program, traced_env, binding, forced, real=eager)
 
 
 def _is_rejection(e: Exception) -> bool:

@@ -378,3 +378,47 @@ def test_known_wildcards_read_brackets_literally():
     known = {"spurious-dde:completeness:make_fx:*:Cmp[FloorDiv]:branch": "row 8"}
     assert known_note(known, "spurious-dde:completeness:make_fx:default:Cmp[FloorDiv]:branch") == "row 8"
     assert known_note(known, "spurious-dde:completeness:make_fx:default:CmpF:branch") is None
+
+
+def test_squeeze_bug_through_non_strict_export_is_the_squeeze_bucket():
+    """torch.export (non-strict) runs the program under torch.compiler.is_compiling(); the
+    instruction environments that name the root cause must be recorded there too (a campaign on
+    seed 32 reported this squeeze as `...:export:default:rank+1:tensor`, with no root, so as new)."""
+    x = {"data": [True, False], "dims": ["static"], "dtype": "bool", "name": "x0", "shape": [2]}
+    p = _program([{"args": [{"v": 0}], "n_out": 1, "op": "nonzero"},
+                  {"args": [{"v": 1}, 0], "n_out": 1, "op": "squeeze"}], [x])
+    want = "eager-agreement:symbolic-shape:export:default:rank+1:tensor:at=layout.squeeze"
+    assert _keys(p, "export") == {want} and known_note(load_known(), want)
+    assert _keys(_program([{"args": [{"v": 0}], "n_out": 1, "op": "nonzero"}], [x]), "export") == set()
+
+
+def _replayed(p, specs):
+    from shapefuzz.oracles import check_all
+    from shapefuzz.systems.jobs import Job
+
+    eager = run_job(Job(p.dumps(), "eager", "default", "[]"))
+    obs = run_job(Job(p.dumps(), "make_fx", "default", json.dumps([specs])))
+    return check_all(p, eager, [obs])
+
+
+def test_squeeze_bug_met_only_on_a_replayed_input_is_the_squeeze_bucket():
+    """Traced where the unbacked dim is 2 (squeeze(1) keeps it, as eager does), replayed where it
+    is 1: the graph's view by the traced sizes returns another shape than eager there. The replay
+    finding is bucketed by the first instruction that goes wrong on that input, the squeeze, as
+    eager agreement buckets it (a campaign on seed 31 reported it as `replay:wrong-shape:...:tensor`,
+    new). An input on which the artifact agrees gives no finding."""
+    instrs = [{"args": [{"v": 0}, 1], "n_out": 1, "op": "squeeze"},
+              {"args": [{"v": 1}, 0], "n_out": 1, "op": "size"},
+              {"args": [{"v": 1}, 1], "n_out": 1, "op": "size"},
+              {"args": [{"v": 1}, [{"v": 2}, {"v": 3}, 1]], "n_out": 1, "op": "view"}]
+
+    def x0(n):
+        return {"data": [], "dims": ["static", "unbacked", "static"], "dtype": "bool", "name": "x0",
+                "shape": [0, n, 6]}
+
+    p = _program(instrs, [x0(2)])
+    found = _replayed(p, [x0(1)])
+    assert [(f.key, f.kind) for f in found] == [
+        ("replay:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze", "wrong-shape")]
+    assert "first wrong: squeeze" in found[0].detail and known_note(load_known(), found[0].key)
+    assert _replayed(p, [x0(3)]) == []
