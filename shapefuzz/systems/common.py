@@ -44,14 +44,21 @@ def capture(v: Any) -> Value:
     return Value("other", (), type(v).__name__, (repr(v)[:80],))
 
 
+#: torch frames that only check the arguments they were given: the frame that computed those
+#: arguments is where the bug is (ValueRanges(lower, upper) raises "Invalid ranges" for bounds
+#: its caller derived; bucketing by the constructor would merge every such caller into one)
+_VALIDATORS = frozenset({"utils/_sympy/value_ranges.py:__init__"})
+
+
 def torch_frame(exc: BaseException) -> str:
-    """The innermost frame inside torch, as "relative/path.py:function" (no line number, so
-    signatures survive unrelated edits to the file)."""
-    best = ""
-    for fs in traceback.extract_tb(exc.__traceback__):
-        if fs.filename.startswith(_TORCH_DIR):
-            best = f"{os.path.relpath(fs.filename, _TORCH_DIR)}:{fs.name}"
-    return best
+    """The innermost frame inside torch that is not a validator of its arguments, as
+    "relative/path.py:function" (no line number, so signatures survive unrelated edits to the
+    file)."""
+    frames = [f"{os.path.relpath(fs.filename, _TORCH_DIR)}:{fs.name}"
+              for fs in traceback.extract_tb(exc.__traceback__) if fs.filename.startswith(_TORCH_DIR)]
+    while len(frames) > 1 and frames[-1] in _VALIDATORS:
+        frames.pop()
+    return frames[-1] if frames else ""
 
 
 def first_line(exc: BaseException) -> str:

@@ -422,3 +422,28 @@ def test_squeeze_bug_met_only_on_a_replayed_input_is_the_squeeze_bucket():
         ("replay:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze", "wrong-shape")]
     assert "first wrong: squeeze" in found[0].detail and known_note(load_known(), found[0].key)
     assert _replayed(p, [x0(3)]) == []
+
+
+def test_an_invalid_range_is_bucketed_by_the_frame_that_made_it():
+    """ValueRanges(lower, upper) raises "Invalid ranges" for bounds its caller computed: the
+    caller is the bucket (row 14 of reports/torch-2.13: try_solve turns Eq(u0, u0*u1) into
+    u1 == 1 although u0 may be 0, and _refine_ranges builds [1, 0] from u1 <= 0)."""
+    import torch
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    from torch.utils._sympy.value_ranges import ValueRanges
+
+    from shapefuzz.systems.common import torch_frame
+
+    se = ShapeEnv()
+    u0, u1 = se.create_unbacked_symint(), se.create_unbacked_symint()
+    se.pending_fresh_unbacked_symbols.clear()
+    torch._check(u0 >= 0)
+    torch._check(u1 <= 0)
+    with pytest.raises(Exception) as e:
+        torch._check(u0 == u0 * u1)
+    assert torch_frame(e.value) == "fx/experimental/symbolic_shapes.py:_refine_ranges"
+    key = f"truth:error-on-valid:torch-env:default:{type(e.value).__name__}:{torch_frame(e.value)}"
+    assert "Row 14" in known_note(load_known(), key)
+    with pytest.raises(Exception) as direct:  # nothing in torch called it: the validator stays
+        ValueRanges(1, 0)
+    assert torch_frame(direct.value) == "utils/_sympy/value_ranges.py:__init__"
