@@ -6,8 +6,8 @@ the same sets of finding signatures as they did before the code moved
 --workers 1 on a loaded 2-core machine: the two layout entries take about 60 s and 100 s.
 
 A change that means to change what campaigns find (a new oracle, a fixed false alarm, a new op)
-re-records the fixture with `python tests/nocover/test_signature_sets.py --record` and says why
-in its commit."""
+re-records the fixture with `python tests/nocover/test_signature_sets.py --record [NAME...]` and
+says why in its commit."""
 
 from __future__ import annotations
 
@@ -32,32 +32,9 @@ def run(args: list[str], out: Path) -> set[str]:
     return {f["signature"] for f in report["findings"] + report["unconfirmed"]}
 
 
-#: a recorded signature's prefix -> the prefix it has now, where an oracle moved (issue 13: the
-#: spurious-dde verdict left the z3 oracle for its own, symptom `completeness`, bucketed by
-#: expression class and raising call instead of the relation alone, and reported once per
-#: program under the default config rather than once per config)
-RENAMED = {"spurious-dde:spurious-dde:": "spurious-dde:completeness:"}
-
-
-#: a recorded key -> the key the same bug has now, where its bucket was renamed without merging
-#: anything (issue 29: Note [root cause bucket] in shapefuzz/oracles/root_cause.py buckets row 4's
-#: wrong claims, which torch's sympy folded to a constant `C`, by the assumption that explains
-#: them; a wrong value expression by the rule torch applied to the first wrong value, whose
-#: name the recorded expression shape does not tell, so any such bucket of that config counts)
-REBUCKETED = {f"truth:wrong-claim:torch-env:{c}:C": f"truth:wrong-claim:torch-env:{c}:assumes[backed>=1]"
-              for c in ("no-specialize-zero-one", "backed-size-oblivious")}
-
-
 def found(old: str, got: set[str]) -> bool:
     """Is the recorded signature `old` still found (new oracles may add signatures)? A key
     recorded before root-cause signatures (Note [root cause]) is found with any root cause."""
-    old = REBUCKETED.get(old, old)
-    if old.startswith("truth:wrong-value-expr:"):  # now bucketed by the first wrong value's rule
-        return any(g.startswith(old.rsplit(":", 1)[0] + ":wrong[") for g in got) or old in got
-    for before, now in RENAMED.items():
-        if old.startswith(before):
-            system = old[len(before):].split(":")[0]
-            return any(g.startswith(f"{now}{system}:") for g in got)
     return old in got or (":at=" not in old and any(g.startswith(old + ":at=") for g in got))
 
 
@@ -77,12 +54,14 @@ def test_campaign_finds_the_recorded_signatures(name, tmp_path):
     assert not lost, {"lost": lost, "new": sorted(got - set(want["signatures"]))}
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--record"]:
+if __name__ == "__main__" and sys.argv[1:2] == ["--record"]:
+    # `--record NAME...` re-records those entries only (the layout entries keep the classes their
+    # _layout_note names, not everything a time-limited shrink happened to meet)
     import tempfile
 
     data = json.loads(FIXTURE.read_text())
     for name, entry in data.items():
-        if name.startswith("_"):
+        if name.startswith("_") or (sys.argv[2:] and name not in sys.argv[2:]):
             continue
         entry["signatures"] = sorted(run(entry["args"], Path(tempfile.mkdtemp()) / "out"))
     FIXTURE.write_text(json.dumps(data, indent=1) + "\n")
