@@ -1,0 +1,188 @@
+"""Mutation score of the oracles (issue 30): mutants of the installed torch's shape code, triaged,
+then each counted one through a default and an A/B campaign of a fixed budget.
+
+    python benchmarks/mutation_bench.py --list [--sample N --seed S]   # counts per file/operator
+    python benchmarks/mutation_bench.py --show ID                      # one mutant's change
+    python benchmarks/mutation_bench.py --sample 200 --seed 0 --budget 90 [--workers 1]
+        [--only-triage] [--ids ID,ID] [--triage-examples 200] [--coverage-programs 200]
+        [--work mutation-work] [--results benchmarks/mutation_results.jsonl]
+        [--table benchmarks/mutation_results.md]
+
+A run is resumable: triage rows (WORK/triage.jsonl) and campaign rows (--results) are appended
+per mutant, and a rerun with the same torch, budget and seed skips the ids already done. The
+table is rewritten after every mutant. How the pieces work: benchmarks/mutation/__init__.py."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from mutation.apply import write_patch
+from mutation.bench import BenchSettings, Mode, run_mode
+from mutation.mutants import Mutant, enumerate_mutants, sample
+from mutation.report import render
+from mutation.store import JsonlStore
+from mutation.triage import Triager, TriageSettings, Verdict
+
+HERE = Path(__file__).resolve().parent
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (STYLE 11)
+        self.exit(2, f"mutation_bench.py: {message}; see --help\n")
+
+
+def _positive(kind):
+    def check(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+        return value
+    return check
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    ap = _Parser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list", action="store_true", help="print mutant counts per file and operator, run nothing")
+    ap.add_argument("--show", metavar="ID", help="print one mutant's change and exit")
+    ap.add_argument("--sample", type=_positive(int), help="mutants to draw, stratified by file and operator (default: all)")
+    ap.add_argument("--seed", type=int, default=0, help="sample seed and campaign seed (default 0)")
+    ap.add_argument("--ids", help="comma-separated mutant ids to run instead of a sample")
+    ap.add_argument("--budget", type=_positive(float), default=90.0, help="seconds per campaign (default 90)")
+    ap.add_argument("--workers", type=_positive(int), default=1, help="workers per campaign (default 1)")
+    ap.add_argument("--only-triage", action="store_true", help="triage the sample, run no campaign")
+    ap.add_argument("--triage-examples", type=_positive(int), default=200,
+                    help="programs of triage's equivalence campaign (default 200)")
+    ap.add_argument("--coverage-programs", type=_positive(int), default=200,
+                    help="programs traced for triage's line coverage (default 200)")
+    ap.add_argument("--work", type=Path, default=Path("mutation-work"), help="patch folders, campaigns, caches")
+    ap.add_argument("--results", type=Path, default=HERE / "mutation_results.jsonl")
+    ap.add_argument("--table", type=Path, default=HERE / "mutation_results.md")
+    return ap.parse_args(argv)
+
+
+def _fail(message: str) -> int:
+    print(f"mutation_bench.py: {message}", file=sys.stderr)
+    return 2
+
+
+def _chosen(a: argparse.Namespace, mutants: list[Mutant]) -> list[Mutant] | str:
+    """The mutants of this run, or a one-line error."""
+    if a.ids:
+        by_id = {m.id: m for m in mutants}
+        unknown = [i for i in a.ids.split(",") if i not in by_id]
+        if unknown:
+            return f"--ids: no mutant {unknown[0]!r} in this torch; --list --sample N shows ids"
+        return [by_id[i] for i in a.ids.split(",")]
+    return sample(mutants, a.sample, a.seed) if a.sample else mutants
+
+
+def _counts(mutants: list[Mutant]) -> str:
+    ops = sorted({m.operator.value for m in mutants})
+    per = Counter((m.path, m.operator.value) for m in mutants)
+    files = sorted({m.path for m in mutants})
+    lines = ["| file | " + " | ".join(ops) + " | total |", "|---" * (len(ops) + 2) + "|"]
+    for f in files:
+        lines.append(f"| {f} | " + " | ".join(str(per[f, o]) for o in ops) + f" | {sum(per[f, o] for o in ops)} |")
+    lines.append("| total | " + " | ".join(str(sum(per[f, o] for f in files)) for o in ops) + f" | {len(mutants)} |")
+    return "\n".join(lines)
+
+
+def _show(m: Mutant) -> str:
+    import difflib
+
+    diff = difflib.unified_diff(m.original.splitlines(True), m.mutated.splitlines(True),
+                                f"a/torch/{m.path}", f"b/torch/{m.path}", n=2)
+    return f"{m.id} {m.operator.value} {m.path}:{m.line} {m.qualname}: {m.description}\n" + "".join(diff)
+
+
+def _triage_all(chosen: list[Mutant], triager: Triager, store: JsonlStore) -> None:
+    todo = [m for m in chosen if m.id not in store]
+    if todo:
+        triager.check_smoke()
+    for k, m in enumerate(todo, 1):
+        t = triager(m)
+        store.add({**t.to_json(), "operator": m.operator.value, "path": m.path, "line": m.line,
+                   "qualname": m.qualname, "description": m.description})
+        print(f"triage {k}/{len(todo)} {m.id} {m.operator.value} {m.path}:{m.line}: {t.verdict.value} "
+              f"({t.seconds:.0f} s; {t.reason})", flush=True)
+
+
+def _bench_all(counted: list[Mutant], a: argparse.Namespace, results: JsonlStore, settings: BenchSettings,
+               write_table) -> None:
+    todo = [m for m in counted if m.id not in results]
+    for k, m in enumerate(todo, 1):
+        patch = write_patch(m, a.work / "patches" / m.id)
+        modes = {}
+        for mode in Mode:
+            r = run_mode(mode, patch, (a.work / "campaigns" / m.id / mode.value).resolve(), settings)
+            modes[mode.value] = r.to_json()
+            print(f"bench {k}/{len(todo)} {m.id} {mode.value}: {'detected' if r.detected else 'survived'} "
+                  f"({r.elapsed_s:.0f} s, {r.programs} programs, {r.findings} confirmed findings"
+                  f"{', oracles ' + ','.join(r.oracles) if r.oracles else ''}{'; ' + r.error if r.error else ''})",
+                  flush=True)
+        results.add({"id": m.id, "operator": m.operator.value, "path": m.path, "line": m.line,
+                     "qualname": m.qualname, "description": m.description, "modes": modes})
+        write_table()
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse(argv)
+    import torch
+
+    t0 = time.monotonic()
+    mutants = enumerate_mutants()
+    if a.show:
+        m = next((m for m in mutants if m.id == a.show), None)
+        if m is None:
+            return _fail(f"--show: no mutant {a.show!r} in torch {torch.__version__}")
+        print(_show(m))
+        return 0
+    chosen = _chosen(a, mutants)
+    if isinstance(chosen, str):
+        return _fail(chosen)
+    if a.list:
+        print(f"torch {torch.__version__}: {len(mutants)} mutants ({time.monotonic() - t0:.1f} s)"
+              + (f"; {len(chosen)} chosen" if len(chosen) != len(mutants) else "") + "\n")
+        print(_counts(chosen))
+        return 0
+    return run(a, mutants, chosen, torch.__version__)
+
+
+def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], version: str) -> int:
+    a.work = a.work.resolve()
+    env = dict(os.environ)
+    triage_store = JsonlStore(a.work / "triage.jsonl", {"torch_version": version, "examples": a.triage_examples,
+                                                         "coverage_programs": a.coverage_programs})
+    triager = Triager(TriageSettings(a.work, a.coverage_programs, a.triage_examples, env=env),
+                      {m.path for m in mutants})
+    meta = {"torch_version": version, "command": "python benchmarks/mutation_bench.py " + " ".join(sys.argv[1:]),
+            "enumerated": len(mutants), "sampled": len(chosen), "seed": a.seed, "budget": a.budget,
+            "workers": a.workers}
+    results = JsonlStore(a.results, {"torch_version": version, "budget": a.budget, "seed": a.seed,
+                                     "workers": a.workers})
+
+    def write_table() -> None:
+        a.table.parent.mkdir(parents=True, exist_ok=True)
+        a.table.write_text(render(meta, chosen, triage_store.rows, results.rows) + "\n")
+
+    _triage_all(chosen, triager, triage_store)
+    write_table()
+    counted = [m for m in chosen if triage_store.get(m.id)["verdict"] == Verdict.COUNTED.value]
+    print(f"triage: {dict(Counter(triage_store.get(m.id)['verdict'] for m in chosen))}", flush=True)
+    if not a.only_triage:
+        settings = BenchSettings(a.budget, a.seed, a.workers, env=env)
+        _bench_all(counted, a, results, settings, write_table)
+    print(f"table: {a.table}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
