@@ -22,7 +22,8 @@ HOOK_MODULE = "_shapefuzz_mutant"
 def spec_of(m: Mutant) -> dict:
     """What hook.py reads (mutant.json)."""
     return {"id": m.id, "module": m.module, "qualname": m.qualname, "start_line": m.start_line,
-            "future_annotations": m.future_annotations, "text": m.compile_text()}
+            "future_annotations": m.future_annotations, "text": m.compile_text(),
+            "text_with_class": m.compile_text(keep_class=True) if m.classes else None}
 
 
 def compile_error(m: Mutant) -> str | None:

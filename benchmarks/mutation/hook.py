@@ -57,12 +57,12 @@ def resolve(module, qualname: str, first_line: int):
     return None
 
 
-def _compiled(module, spec: dict):
+def _compiled(module, spec: dict, text: str):
     """The mutated function, compiled in the module's globals (nothing is bound there)."""
     import __future__
 
     flags = __future__.annotations.compiler_flag if spec["future_annotations"] else 0
-    code = compile(spec["text"], module.__file__, "exec", flags=flags, dont_inherit=True)
+    code = compile(text, module.__file__, "exec", flags=flags, dont_inherit=True)
     ns: dict = {}
     exec(code, vars(module), ns)
     first, *rest = spec["qualname"].split(".")
@@ -78,7 +78,9 @@ def apply(module, spec: dict) -> None:
     if target is None:
         raise RuntimeError(f"mutant {spec['id']}: no function {spec['qualname']} at line "
                            f"{spec['start_line']} of {module.__file__}")
-    new = _compiled(module, spec)
+    new = _compiled(module, spec, spec["text"])
+    if new.__code__.co_freevars != target.__code__.co_freevars and spec.get("text_with_class"):
+        new = _compiled(module, spec, spec["text_with_class"])  # the mutation dropped super()
     if new.__code__.co_freevars != target.__code__.co_freevars:
         raise RuntimeError(f"mutant {spec['id']}: free variables {new.__code__.co_freevars} "
                            f"!= {target.__code__.co_freevars}")

@@ -80,16 +80,18 @@ class Mutant:
     def from_json(cls, d: dict) -> Mutant:
         return cls(**{**d, "operator": Operator(d["operator"]), "classes": tuple(d["classes"])})
 
-    def compile_text(self) -> str:
+    def compile_text(self, keep_class: bool = False) -> str:
         """Source that compiles the mutated function alone: blank lines up to its class headers
         (so its code keeps the torch file's line numbers, Note [kept lines]), the headers (for
         name mangling and the `__class__` cell of super()), and the function with its
         decorators blanked out (hook.py swaps the code object of the already decorated function,
-        so the decorators must not run again: registrations, caches)."""
+        so the decorators must not run again: registrations, caches). `keep_class`: with a
+        line that uses `__class__`, for a method whose original has the `__class__` cell of
+        super() that the mutation removed (the code swap needs the same free variables)."""
         body = self.mutated.splitlines()
         n_deco = self.def_line - self.start_line
         body = [""] * n_deco + body[n_deco:]
-        if self.classes and re.search(r"\bsuper\b|__class__", self.mutated):
+        if keep_class:
             indent = re.match(r"\s*", body[n_deco]).group() + "    "
             body.append(f"{indent}if False: __class__  # keeps the closure of the original")
         head = "\n" * (self.start_line - 1 - len(self.classes)) + "".join(c + "\n" for c in self.classes)
@@ -112,10 +114,19 @@ def _chars(line: str, col: int) -> int:
     return len(line.encode()[:col].decode(errors="ignore"))
 
 
+def _same_precedence(node: ast.AST, text: str) -> bool:
+    """Whether `text` binds like `node` (the same kind of expression, the same operator), so it
+    needs no parentheses where `node` stood."""
+    new = ast.parse(text, mode="eval").body
+    if type(new) is not type(node):
+        return False
+    return type(getattr(new, "op", None)) is type(getattr(node, "op", None))
+
+
 def _replacement(node: ast.AST, text: str, k: int) -> str:
     if isinstance(node, ast.stmt):
         return text + "\n" * k
-    if k == 0 and re.fullmatch(r"[\w.]+", text):
+    if k == 0 and (re.fullmatch(r"[\w.]+", text) or _same_precedence(node, text)):
         return text
     return "(" + text + "\n" * k + ")"
 
@@ -214,22 +225,33 @@ def enumerate_mutants(targets: tuple[Target, ...] = TARGETS) -> list[Mutant]:
     return out
 
 
+def _allocate(n: int, sizes: dict) -> dict:
+    """n split over strata: one each first (the largest strata when n is smaller than their
+    number), the rest in proportion to size, largest remainders first."""
+    order = sorted(sizes, key=lambda k: (-sizes[k], k))
+    take = {k: int(k in order[:n]) for k in sizes}
+    rest, room = n - sum(take.values()), {k: sizes[k] - take[k] for k in sizes}
+    total = sum(room.values())
+    if rest <= 0 or not total:
+        return take
+    quota = {k: rest * room[k] / total for k in sizes}
+    for k in sizes:
+        take[k] += int(quota[k])
+    for k in sorted(sizes, key=lambda k: (-(quota[k] - int(quota[k])), k))[: n - sum(take.values())]:
+        take[k] += 1
+    return take
+
+
 def sample(mutants: list[Mutant], n: int, seed: int) -> list[Mutant]:
-    """`n` mutants stratified by (file, operator): each stratum gets its share of `n` in
-    proportion to its size (largest remainders first, at least one while `n` allows), drawn
-    from a random.Random(seed) shuffle; the result is in enumeration order."""
+    """`n` mutants stratified by (file, operator) (_allocate), each stratum's drawn from a
+    random.Random(seed) shuffle; the result is in enumeration order."""
     if n >= len(mutants):
         return list(mutants)
     strata: dict[tuple[str, str], list[int]] = {}
     for i, m in enumerate(mutants):
         strata.setdefault((m.path, m.operator.value), []).append(i)
     keys = sorted(strata)
-    quota = {k: (n * len(strata[k])) / len(mutants) for k in keys}
-    take = {k: int(q) for k, q in quota.items()}
-    for k in sorted(keys, key=lambda k: (take[k] > 0, -(quota[k] - take[k]), k)):
-        if sum(take.values()) >= n:
-            break
-        take[k] += 1
+    take = _allocate(n, {k: len(strata[k]) for k in keys})
     rng = random.Random(seed)
     chosen: list[int] = []
     for k in keys:

@@ -1,0 +1,228 @@
+"""The mutation benchmark's machinery (benchmarks/mutation/, issue 30): each operator's mutated
+source on small hand-written functions, deterministic enumeration and sampling, a mutant applied
+through its patch folder in a subprocess (and the unmodified interpreter left alone), a mutant
+that does not compile triaged broken, and the resumable results file. No campaign runs here."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import inspect
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+from mutation import apply, hook  # noqa: E402
+from mutation.mutants import Mutant, mutants_of_source, sample, torch_relpath  # noqa: E402
+from mutation.operators import Operator  # noqa: E402
+from mutation.store import JsonlStore  # noqa: E402
+from mutation.triage import Triager, TriageSettings, Verdict, differences  # noqa: E402
+
+SOURCE = '''\
+import math
+
+
+def cmp(x):
+    if x < 3:
+        return 1
+    return 0
+
+
+def items(a, b):
+    return [a, b]
+
+
+def total(a, b, c):
+    return a + b + c
+
+
+def both(p, q):
+    return p and q
+
+
+def smaller(a, b):
+    return min(a, b) + math.floor(a)
+
+
+class Env:
+    def check(self, x):
+        torch._check(x >= 0)
+        self._invalidate_cache()
+        assert x
+        return x
+
+    def last(self, n):
+        return n - 1
+
+    def pick(self, p, a, b):
+        return (a if p
+                else b)
+'''
+
+
+def changes(m: Mutant) -> list[tuple[str, str]]:
+    """(removed lines, added lines) of the mutant, each joined and stripped."""
+    old, new = m.original.splitlines(), m.mutated.splitlines()
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new).get_opcodes():
+        if tag != "equal":
+            out.append((" ".join(s.strip() for s in old[i1:i2]), " ".join(s.strip() for s in new[j1:j2]).strip()))
+    return out
+
+
+def of(qualname: str, op: Operator) -> set[tuple[str, str]]:
+    ms = mutants_of_source(SOURCE, "m", "m.py")
+    return {c for m in ms if m.qualname == qualname and m.operator is op for c in changes(m)}
+
+
+@pytest.mark.parametrize(("qualname", "op", "expected"), [
+    ("cmp", Operator.COMPARISON, {("if x < 3:", "if x <= 3:")}),
+    ("cmp", Operator.NEGATE_CONDITION, {("if x < 3:", "if (not x < 3):")}),
+    ("cmp", Operator.OFF_BY_ONE, {("if x < 3:", "if x < 4:"), ("if x < 3:", "if x < 2:")}),
+    ("cmp", Operator.OTHER_BRANCH, {("return 1", "return 0"), ("return 0", "return 1")}),
+    ("items", Operator.DROP_ELEMENT, {("return [a, b]", "return [b]"), ("return [a, b]", "return [a]")}),
+    ("total", Operator.DROP_ELEMENT, {("return a + b + c", "return b + c"), ("return a + b + c", "return a + c"),
+                                      ("return a + b + c", "return a + b")}),
+    ("both", Operator.DROP_OPERAND, {("return p and q", "return q"), ("return p and q", "return p")}),
+    ("smaller", Operator.SWAP_FUNCTION, {("return min(a, b) + math.floor(a)", "return max(a, b) + math.floor(a)"),
+                                         ("return min(a, b) + math.floor(a)", "return min(a, b) + math.ceil(a)")}),
+    ("Env.check", Operator.SKIP_CALL, {("torch._check(x >= 0)", "pass"), ("self._invalidate_cache()", "pass"),
+                                       ("assert x", "pass")}),
+    ("Env.last", Operator.DROP_CONSTANT, {("return n - 1", "return n")}),
+    # a two-line node: one line and a newline in parentheses (Note [kept lines])
+    ("Env.pick", Operator.OTHER_BRANCH, {("return (a if p else b)", "return ((a ))"),
+                                         ("return (a if p else b)", "return ((b ))")}),
+    ("Env.pick", Operator.NEGATE_CONDITION, {("return (a if p", "return (a if (not p)")}),
+])
+def test_each_operator_makes_the_expected_change(qualname, op, expected):
+    assert of(qualname, op) == expected
+
+
+def test_a_mutant_keeps_every_line_number_and_compiles():
+    ms = mutants_of_source(SOURCE, "m", "m.py")
+    assert {m.operator for m in ms} == set(Operator)
+    for m in ms:
+        assert len(m.mutated.splitlines()) == len(m.original.splitlines()), m.description
+        assert apply.compile_error(m) is None, m.description
+        text = m.compile_text().splitlines()
+        assert text[m.def_line - 1].lstrip().startswith("def "), m.description  # the torch line numbers
+        assert not any(s.lstrip().startswith("@") for s in text), m.description  # decorators blanked
+
+
+def test_enumeration_is_deterministic_and_ids_unique():
+    mod = importlib.import_module("torch.fx.experimental.sym_node")
+    run = [mutants_of_source(inspect.getsource(mod), mod.__name__, torch_relpath(mod), module=mod) for _ in range(2)]
+    assert [m.id for m in run[0]] == [m.id for m in run[1]] and run[0] == run[1]
+    assert len({m.id for m in run[0]}) == len(run[0]) > 100
+    starts = [m.start_line for m in run[0]]
+    assert starts == sorted(starts)  # functions in source order
+    for m in run[0]:  # each names a function that exists at run time, at its line
+        assert hook.resolve(mod, m.qualname, m.start_line) is not None, m.qualname
+
+
+def test_sample_is_deterministic_and_stratified():
+    ms = mutants_of_source(SOURCE, "m", "m.py")
+    strata = {m.operator for m in ms}
+    a, b = sample(ms, len(strata), 1), sample(ms, len(strata), 1)
+    assert a == b and len(a) == len(strata)
+    assert {m.operator for m in a} == strata  # one per stratum when n allows
+    assert any(sample(ms, 5, s) != sample(ms, 5, 1) for s in range(2, 12))
+    assert sample(ms, 10**6, 0) == ms
+
+
+# ---- applying a mutant ---------------------------------------------------------------------------
+PROBE = """\
+import sys
+assert "torch" not in sys.modules, "the patch folder imported torch at start-up"
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
+from torch._functorch._aot_autograd import collect_metadata_analysis as alias
+print(is_concrete_int(3), alias.is_concrete_int(3), "chained" if "CHAINED" in sys.modules else "")
+"""
+
+
+def concrete_int_mutant() -> Mutant:
+    """is_concrete_int's `return True` for a Python int turned into `return False`."""
+    mod = importlib.import_module("torch.fx.experimental.symbolic_shapes")
+    fn = mod.is_concrete_int
+    ms = [m for m in mutants_of_source(inspect.getsource(mod), mod.__name__, torch_relpath(mod), module=mod)
+          if m.qualname == fn.__name__ and m.operator is Operator.OTHER_BRANCH]
+    return next(m for m in ms if "`return True` -> `return False`" in m.description)
+
+
+def run_probe(env: dict) -> str:
+    p = subprocess.run([sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
+def test_a_patch_folder_changes_torch_and_only_under_it(tmp_path):
+    m = concrete_int_mutant()
+    patch = apply.write_patch(m, tmp_path / "patch")
+    other = tmp_path / "other"  # a sitecustomize that ours shadows: it must still run
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import sys\nsys.modules['CHAINED'] = sys\n")
+    base = {**os.environ, "PYTHONPATH": str(other)}
+    assert run_probe(apply.mutant_env(patch, base)) == ["False", "False", "chained"]
+    assert run_probe(apply.clean_env(apply.mutant_env(patch, base))) == ["True", "True", "chained"]
+
+
+def test_a_mutant_that_does_not_compile_is_broken(tmp_path):
+    m = dataclasses.replace(mutants_of_source(SOURCE, "m", "m.py")[0], mutated="def cmp(x:\n    return 1\n")
+    t = Triager(TriageSettings(tmp_path, env=dict(os.environ)), {"m.py"})(m)
+    assert t.verdict is Verdict.BROKEN and "does not compile" in t.reason
+    assert not (tmp_path / "patches").exists()  # decided before any subprocess
+
+
+def test_reach_reads_the_statement_and_the_node_lines(tmp_path):
+    m = next(m for m in mutants_of_source(SOURCE, "m", "m.py") if m.operator is Operator.DROP_CONSTANT)
+    triager = Triager(TriageSettings(tmp_path), {"m.py"})
+    for lines, reached in (({m.stmt_line}, True), ({m.line}, True), ({m.stmt_line + 1, 1}, False)):
+        triager._lines = {"m.py": lines}
+        assert triager.reached(m) is reached
+
+
+def test_noisy_fields_are_left_out():
+    a, b = {"outcomes": 1, "findings": ["x"]}, {"outcomes": 2, "findings": ["x"]}
+    assert differences(a, b, set()) == ["outcomes"] and differences(a, b, {"outcomes"}) == []
+
+
+# ---- resuming ------------------------------------------------------------------------------------
+def test_the_results_file_resumes(tmp_path):
+    path = tmp_path / "r.jsonl"
+    store = JsonlStore(path, {"torch_version": "9"})
+    store.add({"id": "a", "verdict": "counted"})
+    with open(path, "a") as fh:
+        fh.write('{"id": "torn')  # a kill mid-write
+    again = JsonlStore(path, {"torch_version": "9"})
+    assert "a" in again and again.get("a")["verdict"] == "counted" and "torn" not in again
+    again.add({"id": "b"})
+    assert set(JsonlStore(path, {"torch_version": "9"}).rows) == {"a", "b"}
+    assert not JsonlStore(path, {"torch_version": "10"}).rows  # another torch's rows are not ours
+
+
+def test_a_rerun_triages_only_what_is_new(tmp_path):
+    import mutation_bench
+
+    ms = mutants_of_source(SOURCE, "m", "m.py")[:3]
+    seen = []
+
+    class Fake:
+        def check_smoke(self):
+            pass
+
+        def __call__(self, m):
+            seen.append(m.id)
+            from mutation.triage import Triage
+
+            return Triage(m.id, Verdict.COUNTED, "fake", 0.0)
+
+    mutation_bench._triage_all(ms[:2], Fake(), JsonlStore(tmp_path / "t.jsonl"))
+    mutation_bench._triage_all(ms, Fake(), JsonlStore(tmp_path / "t.jsonl"))
+    assert seen == [ms[0].id, ms[1].id, ms[2].id]
