@@ -7,8 +7,11 @@
 
 Note [detected]: a mutant is detected by a campaign when one of its confirmed findings has a
 repro.py that exits 1 under the mutant and 0 without it, each run in its own interpreter with a
-timeout. A finding whose repro fails both ways is a bug of unmodified torch the campaign met on
-the way (pre-existing), not the mutant."""
+timeout. A finding whose confirmation the campaign cut off at its deadline (report.json's
+`confirm_timed_out`, listed under "unconfirmed") is checked the same way and reported apart, as
+detected late: the strict score counts only what the campaign itself confirmed. A finding whose
+repro fails both ways is a bug of unmodified torch the campaign met on the way (pre-existing),
+not the mutant."""
 
 from __future__ import annotations
 
@@ -50,6 +53,7 @@ class Checked:
     oracle: str
     mutant_exit: int | None  # None: timed out
     clean_exit: int | None
+    late: bool = False  # the campaign's own confirmation was cut off by its budget
 
     @property
     def detects(self) -> bool:
@@ -68,18 +72,23 @@ class ModeResult:
 
     @property
     def detected(self) -> bool:
+        return any(c.detects and not c.late for c in self.checked)
+
+    @property
+    def detected_late(self) -> bool:
         return any(c.detects for c in self.checked)
 
     @property
     def oracles(self) -> list[str]:
-        return sorted({c.oracle for c in self.checked if c.detects})
+        return sorted({c.oracle for c in self.checked if c.detects and not c.late})
 
     def to_json(self) -> dict:
         return {"mode": self.mode.value, "exit_code": self.exit_code, "elapsed_s": self.elapsed_s,
                 "programs": self.programs, "findings": self.findings, "error": self.error,
-                "detected": self.detected, "oracles": self.oracles,
+                "detected": self.detected, "detected_late": self.detected_late, "oracles": self.oracles,
                 "checked": [{"signature": c.signature, "oracle": c.oracle, "mutant_exit": c.mutant_exit,
-                             "clean_exit": c.clean_exit, "detects": c.detects} for c in self.checked]}
+                             "clean_exit": c.clean_exit, "detects": c.detects, "late": c.late}
+                            for c in self.checked]}
 
 
 def _command(mode: Mode, out: Path, s: BenchSettings) -> list[str]:
@@ -102,14 +111,16 @@ def _checked(report: dict, out: Path, env: dict, s: BenchSettings) -> tuple[Chec
     """Note [detected]: the confirmed findings, each repro.py run both ways (stops at the first
     that detects: one is enough, and each run imports torch)."""
     rows = [f for f in report.get("findings", []) if f.get("confirmed")][:MAX_CHECKED]
+    rows += [f for f in report.get("unconfirmed", []) if f.get("confirm_timed_out")][:MAX_CHECKED]
     out_rows: list[Checked] = []
     for f in rows:
         case = Path(f["case_dir"])
         case = case if case.is_absolute() else out.parent / case
         c = Checked(f["signature"], f["oracle"], repro_exit(s.python, case, env, s.repro_timeout_s),
-                    repro_exit(s.python, case, clean_env(s.env), s.repro_timeout_s))
+                    repro_exit(s.python, case, clean_env(s.env), s.repro_timeout_s),
+                    not f.get("confirmed"))
         out_rows.append(c)
-        if c.detects:
+        if c.detects and not c.late:
             break
     return tuple(out_rows)
 

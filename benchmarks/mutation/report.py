@@ -64,6 +64,10 @@ def _survivors(counted: list[Mutant], results: dict) -> list[str]:
     return [*out, ""]
 
 
+def _late(row: dict | None, mode: str) -> bool:
+    return _detected(row, mode) or bool(row and row.get("modes", {}).get(mode, {}).get("detected_late"))
+
+
 def _header(meta: dict) -> list[str]:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return ["# Mutation score", "",
@@ -89,7 +93,10 @@ def render(meta: dict, sampled: list[Mutant], triage: dict, results: dict) -> st
     either = sum(any(_detected(results.get(m.id), mode) for mode in MODES) for m in scored)
     lines += [f"- scored so far: {len(scored)} of {len(counted)} counted",
               f"- default campaign: {_pct(hit['default'], len(scored))}; A/B: {_pct(hit['ab'], len(scored))}; "
-              f"either: {_pct(either, len(scored))}", ""]
+              f"either: {_pct(either, len(scored))}",
+              "- counting also findings whose confirmation the budget cut off (repro checked both ways "
+              "here): default " + _pct(sum(_late(results.get(m.id), "default") for m in scored), len(scored))
+              + "; A/B " + _pct(sum(_late(results.get(m.id), "ab") for m in scored), len(scored)), ""]
     lines += _score_table("By operator", lambda m: m.operator.value, counted, results)
     lines += _score_table("By file", lambda m: m.path, counted, results)
     lines += _oracles({m.id: results[m.id] for m in scored})

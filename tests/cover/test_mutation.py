@@ -188,6 +188,19 @@ def test_reach_reads_the_statement_and_the_node_lines(tmp_path):
         assert triager.reached(m) is reached
 
 
+def test_detected_needs_exit_1_with_and_0_without_and_a_confirmation_in_budget():
+    from mutation.bench import Checked, Mode, ModeResult
+
+    def result(*checked):
+        return ModeResult(Mode.AB, 1, 1.0, 3, 1, checked)
+
+    assert result(Checked("s", "ab", 1, 0)).detected
+    assert not result(Checked("s", "ab", 1, 1)).detected  # fails without the mutant too: pre-existing
+    assert not result(Checked("s", "ab", None, 0)).detected  # timed out under the mutant
+    late = result(Checked("s", "ab", 1, 0, late=True))
+    assert not late.detected and late.detected_late and late.oracles == []
+
+
 def test_noisy_fields_are_left_out():
     a, b = {"outcomes": 1, "findings": ["x"]}, {"outcomes": 2, "findings": ["x"]}
     assert differences(a, b, set()) == ["outcomes"] and differences(a, b, {"outcomes"}) == []
