@@ -94,11 +94,19 @@ def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
     for key, fs in groups.items():
         best = min(fs, key=lambda f: (f.get("n_instrs", 1 << 30), f["signature"]))
         first = min(fs, key=lambda f: f.get("first_s", float("inf")))
-        rows.append(dict(best, signature=key, status="new" if any(not f.get("known") for f in fs) else "known",
+        rows.append(dict(best, signature=key, status=_status(fs),
                          count=sum(f.get("count", 1) for f in fs),
                          configs=sorted({f.get("config", "") for f in fs}),
                          **{k: first[k] for k in ("first_s", "first_program") if k in first}))
     return sorted(rows, key=lambda r: (r["status"] != "new", -r.get("count", 1), r["signature"]))
+
+
+def _status(fs: list[dict[str, Any]]) -> str:
+    """A bucket's status: "regressed" when a finding's known entry is fixed in the running torch
+    (Note [known versions]), else "new" when any finding is not known, else "known"."""
+    if any(f.get("regressed_fix") for f in fs):
+        return "regressed"
+    return "new" if any(not f.get("known") for f in fs) else "known"
 
 
 def root_key(f: dict[str, Any]) -> str:
@@ -181,6 +189,7 @@ def _md_buckets(d: dict[str, Any]) -> list[str]:
 def _md_finding(f: dict[str, Any]) -> list[str]:
     known = f" (known upstream: {f['known_note']})" if f.get("known") else ""
     known += " (pre-existing: the baseline shows it too)" if f.get("pre_existing") else ""
+    known += f" (regression: {f['regressed_fix']})" if f.get("regressed_fix") else ""
     first = f", first after {f['first_s']:.1f} s (program #{f['first_program']})" if "first_s" in f else ""
     out = [f"### [{f['severity']}] {f['summary']}{known}", "",
            (f"- oracle `{f['oracle']}`, system `{f['system']}`, config `{f['config']}`, "
@@ -198,8 +207,18 @@ def unconfirmed_section(d: dict[str, Any]) -> list[str]:
     if not d.get("unconfirmed"):
         return []
     return (["## Unconfirmed (repro.py did not reproduce; not counted, not bucketed)", ""]
-            + [f"- `{u['signature']}`: {u['summary']} ({_case_link(u['case_dir'])})" for u in d["unconfirmed"]]
+            + [f"- `{u['signature']}`: {u['summary']} ({_case_link(u['case_dir'])}){_step_error(u)}"
+               for u in d["unconfirmed"]]
             + [""])
+
+
+def _step_error(u: dict[str, Any]) -> str:
+    """Why a finding is unconfirmed when a step of shapefuzz's own failed (campaign/failures.py):
+    the step and the last line of its traceback (the whole traceback is in report.json)."""
+    if not u.get("error"):
+        return ""
+    last = (u["error"].strip().splitlines() or [""])[-1]
+    return f"; the {u.get('error_step', '?')} step failed: `{last}`"
 
 
 def op_family_counts(ops: dict[str, int]) -> dict[str, int]:

@@ -131,3 +131,14 @@ def test_stripping_refuses_an_inherited_attribute():
 
     with pytest.raises(ValueError, match="of its own"), stripped(Child, "_maybe_fast_eval_comparison"):
         pass
+
+
+def test_a_replay_picks_its_targets_among_the_available_configs_only():
+    """A case replayed on a torch that lacks a config's names does not run that config as one
+    of its oracle's targets (it would be an error outcome, not the bug)."""
+    from shapefuzz.cases.replay import every_target
+
+    assert ("torch-env", "slow:fast-eval-comparison") in every_target()
+    with stripped(ss.ShapeEnv, "_maybe_fast_eval_comparison"):
+        targets = every_target()
+    assert ("torch-env", "slow:fast-eval-comparison") not in targets and ("torch-env", "default") in targets

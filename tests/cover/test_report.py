@@ -253,3 +253,18 @@ def test_timeline_marks_first_seen_times_and_shades_shrinks_and_bars_go_log():
     assert figs["z3"].to_plotly_json()["layout"]["yaxis"]["type"] == "log"  # 2432 vs 9
     flat = figures(report_data(), {"a": 5, "b": 3}, {})["families"].to_plotly_json()
     assert flat["layout"]["yaxis"]["type"] == "linear"
+
+
+def test_a_regressed_fix_and_a_failed_step_show_in_the_markdown():
+    """A finding whose known entry is fixed in the running torch is a regression of that fix
+    (Note [known versions]): its bucket says so, not "new"; an unconfirmed finding whose
+    confirmation step raised says which step and the exception. Without either, neither shows."""
+    regressed = _finding("eager-agreement:trace-error:make_fx:default:RuntimeError:cond.py:_bound_stride",
+                         regressed_fix="cond _bound_stride fixed in 2.14.1")
+    failed = _finding("truth:wrong-value-expr:torch-env:default:B", confirmed=False,
+                      error="Traceback (most recent call last):\n  ...\nOSError: disk full", error_step="confirm")
+    md = render_md({"schema": 1, **report_data(findings=[regressed], unconfirmed=[failed])})
+    assert "| regressed | 7 |" in md and "(regression: cond _bound_stride fixed in 2.14.1)" in md
+    assert "the confirm step failed: `OSError: disk full`" in md
+    plain = render_md({"schema": 1, **report_data()})
+    assert "regress" not in plain and "step failed" not in plain
