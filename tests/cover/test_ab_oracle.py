@@ -54,6 +54,16 @@ def test_regression_when_only_the_candidate_contradicts_the_truth():
     assert "truth" in {g.oracle for g in check_all(P, None, [obs("False", "static"), mark(obs("False", "static"), SPEC)])}
 
 
+def test_no_regression_where_the_baseline_never_traced():
+    """A baseline that raised a DDE did not agree with eager on what the candidate traced past
+    it: the candidate's wrong claim is its one-torch finding (truth), not an A/B regression."""
+    dde = obs(kind="dde", expr="Eq(u0, 1)")
+    assert ab(obs("False", "static"), dde) == []
+    assert "truth" in {f.oracle for f in check_all(P, None, [obs("False", "static"), mark(dde, SPEC)])}
+    (f,) = ab(obs("False", "static"), obs())  # the baseline traced and agrees: a regression
+    assert f.kind == "regression"
+
+
 def test_a_one_torch_finding_the_baseline_shares_is_pre_existing():
     """Note [pre-existing findings]: marked when the baseline shows the same oracle and kind on
     the same (system, config), never otherwise, and never outside an A/B campaign."""
