@@ -129,3 +129,26 @@ def test_a_wrong_value_is_bucketed_by_the_rule_torch_applied():
                           QInstr("binop", ("//", Ref(2), Ref(1)))))
     keys = _truth_keys(const_first) | _truth_keys(sym_first)
     assert keys == {"truth:wrong-value-expr:torch-env:default:wrong[//(FloorDiv,sym)]"}, keys
+
+
+@pytest.mark.parametrize("late", [False, True])
+def test_a_query_whose_budget_ran_out_does_not_move_the_bucket(monkeypatch, late):
+    """On a loaded machine the first, short z3 budget runs out: the query is asked again with a
+    longer one (late=False: then answered, the bucket is the unloaded one), and if it stays
+    undecided the ladder stops (late=True: no bucket) rather than naming a stronger assumption."""
+    import shapefuzz.systems.prover as prover
+    from shapefuzz.oracles import root_cause
+
+    real = prover.prove
+
+    def loaded(facts, claim, settings, compiled=None):
+        weakest = any(str(f) == "s0 >= 1" for f in facts)  # the backed>=1 rung of the ladder
+        if settings.timeout_ms <= root_cause.QUERY_MS or (late and weakest):
+            return type("V", (), {"status": "timeout"})()
+        return real(facts, claim, settings, compiled)
+
+    monkeypatch.setattr(prover, "prove", loaded)
+    root_cause._assumption_bucket.cache_clear()
+    zero_ok = Knowledge(("s0 >= 0",), (("s0", 0, None),))
+    assert assumption_bucket("s0 >= 1", zero_ok) == ("" if late else "assumes[backed>=1]")
+    root_cause._assumption_bucket.cache_clear()
