@@ -63,6 +63,11 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--coverage-programs", type=_positive(int), default=200,
                     help="programs traced for triage's line coverage (default 200)")
     ap.add_argument("--work", type=Path, default=Path("mutation-work"), help="patch folders, campaigns, caches")
+    ap.add_argument("--torch-tests", type=Path, nargs="+", default=(),
+                    help="test files of a PyTorch checkout of this torch's version (e.g. "
+                         "test/test_dynamic_shapes.py): run them against the counted mutants instead "
+                         "of the campaigns (torch wheels ship no tests)")
+    ap.add_argument("--torch-tests-k", default="", help="pytest -k expression for --torch-tests")
     ap.add_argument("--results", type=Path, default=HERE / "mutation_results.jsonl")
     ap.add_argument("--table", type=Path, default=HERE / "mutation_results.md")
     return ap.parse_args(argv)
@@ -133,8 +138,33 @@ def _bench_all(counted: list[Mutant], a: argparse.Namespace, results: JsonlStore
         write_table()
 
 
+def _torch_tests_all(counted: list[Mutant], a: argparse.Namespace, env: dict, version: str) -> int:
+    """Torch's own tests against the counted mutants (mutation/torch_tests.py), resumable in
+    WORK/torch_tests.jsonl; prints the kill rate beside nothing else (the table reads both)."""
+    from mutation.torch_tests import TorchTests
+
+    tests = TorchTests(tuple(f.resolve() for f in a.torch_tests), a.work, a.torch_tests_k)
+    store = JsonlStore(a.work / "torch_tests.jsonl", {"torch_version": version, "k": a.torch_tests_k,
+                                                       "files": sorted(f.name for f in a.torch_tests)})
+    base = tests.baseline(env)
+    if base.error or not base.ran:
+        return _fail(f"--torch-tests: the unmodified run gave no result ({base.error or 'no test ran'})")
+    print(f"torch tests, unmodified: {base.ran} ran, {len(base.failed)} failed ({base.seconds:.0f} s)", flush=True)
+    for k, m in enumerate([m for m in counted if m.id not in store], 1):
+        row = tests.judge(m, env, base)
+        store.add(row)
+        print(f"torch-tests {k} {m.id}: {'killed' if row['killed'] else 'survived'} ({row['seconds']} s"
+              f"{'; ' + row['error'] if row['error'] else ''})", flush=True)
+    done = [store.get(m.id) for m in counted if m.id in store]
+    print(f"torch tests killed {sum(r['killed'] for r in done)} of {len(done)} counted mutants")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     a = parse(argv)
+    missing = [f for f in a.torch_tests if not f.is_file()]
+    if missing:  # before the minutes of triage, not after
+        return _fail(f"--torch-tests: no file {missing[0]} (point at test files of a PyTorch checkout)")
     import torch
 
     t0 = time.monotonic()
@@ -177,6 +207,8 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
     write_table()
     counted = [m for m in chosen if triage_store.get(m.id)["verdict"] == Verdict.COUNTED.value]
     print(f"triage: {dict(Counter(triage_store.get(m.id)['verdict'] for m in chosen))}", flush=True)
+    if a.torch_tests:
+        return _torch_tests_all(counted, a, env, version)
     if not a.only_triage:
         settings = BenchSettings(a.budget, a.seed, a.workers, env=env)
         _bench_all(counted, a, results, settings, write_table)

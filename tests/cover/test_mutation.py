@@ -239,3 +239,37 @@ def test_a_rerun_triages_only_what_is_new(tmp_path):
     mutation_bench._triage_all(ms[:2], Fake(), JsonlStore(tmp_path / "t.jsonl"))
     mutation_bench._triage_all(ms, Fake(), JsonlStore(tmp_path / "t.jsonl"))
     assert seen == [ms[0].id, ms[1].id, ms[2].id]
+
+
+# ---- torch's own tests as the anchor -------------------------------------------------------------
+TORCH_TEST = """\
+from torch.fx.experimental.symbolic_shapes import is_concrete_int
+
+
+def test_an_int_is_concrete():
+    assert is_concrete_int(3)
+
+
+def test_already_failing():
+    assert False
+"""
+
+
+def test_torch_tests_kill_a_mutant_only_by_a_test_that_passes_unmodified(tmp_path):
+    """A mutant is killed by a test that passes on the unmodified interpreter and fails under
+    it; a test failing already says nothing. Failures are read from pytest's JUnit XML."""
+    from mutation.torch_tests import TorchTests
+
+    test_file = tmp_path / "test_probe.py"
+    test_file.write_text(TORCH_TEST)
+    tests = TorchTests((test_file,), tmp_path / "work", timeout_s=300)
+    env = dict(os.environ)
+    base = tests.baseline(env)
+    assert (base.ran, base.error) == (2, "") and base.failed == {"test_probe::test_already_failing"}
+    row = tests.judge(concrete_int_mutant(), env, base)
+    assert row["killed"] and row["newly_failed"] == ["test_probe::test_an_int_is_concrete"]
+    mod = importlib.import_module("torch.fx.experimental.symbolic_shapes")  # a function no test calls
+    unused = next(m for m in mutants_of_source(inspect.getsource(mod), mod.__name__, torch_relpath(mod), module=mod)
+                  if m.qualname == "is_concrete_bool" and m.operator is Operator.OTHER_BRANCH)
+    quiet = tests.judge(unused, env, base)
+    assert (quiet["killed"], quiet["newly_failed"], quiet["ran"], quiet["error"]) == (False, [], 2, "")
