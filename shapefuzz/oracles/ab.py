@@ -154,7 +154,7 @@ def _finding(kind, severity, cand, summary, detail, spec, *where, expr="", shape
 
 def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
     """What the candidate gets wrong where the baseline agrees with eager. A baseline that did
-    not trace (a DDE) never got as far: it shows nothing about what the candidate traced beyond
+    not trace (a DDE, an error, a timeout) never got as far: it shows nothing about what the candidate traced beyond
     it, so that is the candidate's one-torch finding, not a regression (AB6, seed 331: 2.14.1
     fixed a DDE at a torch.cond, then met row 2's squeeze, which 2.13.0 never reached)."""
     if cand.outcome.kind == "ok" and base.outcome.kind != "ok":

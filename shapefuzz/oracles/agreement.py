@@ -11,7 +11,7 @@ from shapefuzz.oracles.findings import Finding
 from shapefuzz.oracles.signature import Signature, mismatch_shape, root_where
 from shapefuzz.systems.observation import Observation, RunResult, compare_runs
 
-__all__ = ["eager_agreement", "is_assert_rejection", "root_signature", "signature"]
+__all__ = ["eager_agreement", "first_wrong", "is_assert_rejection", "root_signature", "signature"]
 
 ORACLE = "eager-agreement"
 
@@ -95,13 +95,18 @@ def _root_finding(obs: Observation, final: Finding) -> Finding:
     when returned, and a graph that returns another shape than eager when broadcast afterwards:
     one bug.) `final` is the symptom at the outputs: its kind stays the finding's (what the
     repro checks), its detail follows."""
-    op, family, expr, got, want = obs.diverges
+    op, _, _, got, want = obs.diverges
     return Finding(
         ORACLE, "critical", obs.system, obs.config, final.kind,
         f"{obs.system}'s symbolic shape of {op} evaluates to {got}, eager gives {want}",
-        f"first wrong: {op} ({family}): symbolic {expr} = {got}; eager {want}\n"
-        f"at the outputs ({final.kind}): {final.detail}",
+        f"{first_wrong(obs.diverges)}\nat the outputs ({final.kind}): {final.detail}",
         root_signature(ORACLE, obs, obs.diverges))
+
+
+def first_wrong(diverges: tuple[str, ...]) -> str:
+    """The detail line of a finding's root cause (Note [root cause])."""
+    op, family, expr, got, want = diverges
+    return f"first wrong: {op} ({family}): symbolic {expr} = {got}; eager {want}"
 
 
 def root_signature(oracle: str, obs: Observation, diverges: tuple[str, ...]) -> Signature:

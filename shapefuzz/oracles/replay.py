@@ -3,7 +3,7 @@ and no runtime assert fires, it must agree with eager's reference semantics on t
 
 from __future__ import annotations
 
-from shapefuzz.oracles.agreement import root_signature, signature
+from shapefuzz.oracles.agreement import first_wrong, root_signature, signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import Observation, compare_runs
@@ -27,7 +27,7 @@ def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Findin
         # Note [root cause]: bucketed by the first instruction that goes wrong on this input
         # (else on the traced inputs), as eager agreement buckets the same bug
         root = rec.diverges or obs.diverges
-        first = f"\nfirst wrong: {root[0]} ({root[1]}): symbolic {root[2]} = {root[3]}; eager {root[4]}" if root else ""
+        first = f"\n{first_wrong(root)}" if root else ""
         return [Finding(ORACLE, "critical", obs.system, obs.config, kind,
                         f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({kind})",
                         f"replay input {i} ({sizes}): {why}{first}",

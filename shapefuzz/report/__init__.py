@@ -98,7 +98,8 @@ def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
                          count=sum(f.get("count", 1) for f in fs),
                          configs=sorted({f.get("config", "") for f in fs}),
                          **{k: first[k] for k in ("first_s", "first_program") if k in first}))
-    return sorted(rows, key=lambda r: (r["status"] != "new", -r.get("count", 1), r["signature"]))
+    # what fails the run first: new and regressed buckets, then known ones
+    return sorted(rows, key=lambda r: (r["status"] == "known", -r.get("count", 1), r["signature"]))
 
 
 def _status(fs: list[dict[str, Any]]) -> str:

@@ -263,7 +263,11 @@ def test_a_regressed_fix_and_a_failed_step_show_in_the_markdown():
                          regressed_fix="cond _bound_stride fixed in 2.14.1")
     failed = _finding("truth:wrong-value-expr:torch-env:default:B", confirmed=False,
                       error="Traceback (most recent call last):\n  ...\nOSError: disk full", error_step="confirm")
-    md = render_md({"schema": 1, **report_data(findings=[regressed], unconfirmed=[failed])})
+    known = _finding("eager-agreement:trace-error:make_fx:default:AssertionError:x.py:f", known=True,
+                     known_note="torch 2.13.0: narrow", count=50)
+    md = render_md({"schema": 1, **report_data(findings=[known, regressed], unconfirmed=[failed])})
+    buckets = md.split("## Buckets")[1].split("## Findings")[0]
+    assert buckets.index("| regressed | 7 |") < buckets.index("| known | 50 |")  # what fails the run first
     assert "| regressed | 7 |" in md and "(regression: cond _bound_stride fixed in 2.14.1)" in md
     assert "the confirm step failed: `OSError: disk full`" in md
     plain = render_md({"schema": 1, **report_data()})
