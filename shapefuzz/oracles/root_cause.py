@@ -429,7 +429,7 @@ def _assumption_bucket(claim: str, k: Knowledge) -> str:
             extra = [sympy.Ge(s, lo) for s in syms if s.name.startswith(prefix) and s.name[1:].isdigit()]
             if not extra:
                 continue
-            status = _settled(lambda ms: prove(facts + extra, c, SmtSettings(ms), compiled).status)
+            status = _settled(lambda ms, extra=extra: prove(facts + extra, c, SmtSettings(ms), compiled).status)
             if status == "unsat":
                 return f"assumes[{name}]"
             if status != "sat":  # undecided: a stronger assumption must not be named for it
