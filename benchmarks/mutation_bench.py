@@ -4,7 +4,7 @@ then each counted one through a default and an A/B campaign of a fixed budget.
     python benchmarks/mutation_bench.py --list [--sample N --seed S]   # counts per file/operator
     python benchmarks/mutation_bench.py --show ID                      # one mutant's change
     python benchmarks/mutation_bench.py --sample 200 --seed 0 --budget 90 [--workers 1]
-        [--only-triage] [--ids ID,ID] [--triage-examples 200] [--coverage-programs 200]
+        [--only-triage] [--ids ID,ID] [--triage-programs 200]
         [--work mutation-work] [--results benchmarks/mutation_results.jsonl]
         [--table benchmarks/mutation_results.md]
 
@@ -58,10 +58,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--budget", type=_positive(float), default=90.0, help="seconds per campaign (default 90)")
     ap.add_argument("--workers", type=_positive(int), default=1, help="workers per campaign (default 1)")
     ap.add_argument("--only-triage", action="store_true", help="triage the sample, run no campaign")
-    ap.add_argument("--triage-examples", type=_positive(int), default=200,
-                    help="programs of triage's equivalence campaign (default 200)")
-    ap.add_argument("--coverage-programs", type=_positive(int), default=200,
-                    help="programs traced for triage's line coverage (default 200)")
+    ap.add_argument("--triage-programs", type=_positive(int), default=200,
+                    help="the fixed program set of triage's coverage and observation (default 200)")
     ap.add_argument("--work", type=Path, default=Path("mutation-work"), help="patch folders, campaigns, caches")
     ap.add_argument("--torch-tests", type=Path, nargs="+", default=(),
                     help="test files of a PyTorch checkout of this torch's version (e.g. "
@@ -189,10 +187,9 @@ def main(argv: list[str] | None = None) -> int:
 def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], version: str) -> int:
     a.work = a.work.resolve()
     env = dict(os.environ)
-    triage_store = JsonlStore(a.work / "triage.jsonl", {"torch_version": version, "examples": a.triage_examples,
-                                                         "coverage_programs": a.coverage_programs})
-    triager = Triager(TriageSettings(a.work, a.coverage_programs, a.triage_examples, env=env),
-                      {m.path for m in mutants})
+    triage_store = JsonlStore(a.work / "triage.jsonl", {"torch_version": version, "method": "probe",
+                                                         "programs": a.triage_programs})
+    triager = Triager(TriageSettings(a.work, a.triage_programs, env=env), {m.path for m in mutants})
     meta = {"torch_version": version, "command": "python benchmarks/mutation_bench.py " + " ".join(sys.argv[1:]),
             "enumerated": len(mutants), "sampled": len(chosen), "seed": a.seed, "budget": a.budget,
             "workers": a.workers}
@@ -203,7 +200,10 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
         a.table.parent.mkdir(parents=True, exist_ok=True)
         a.table.write_text(render(meta, chosen, triage_store.rows, results.rows) + "\n")
 
-    _triage_all(chosen, triager, triage_store)
+    try:
+        _triage_all(chosen, triager, triage_store)
+    finally:
+        triager.close()
     write_table()
     counted = [m for m in chosen if triage_store.get(m.id)["verdict"] == Verdict.COUNTED.value]
     print(f"triage: {dict(Counter(triage_store.get(m.id)['verdict'] for m in chosen))}", flush=True)

@@ -60,8 +60,8 @@ class Broadcast(torch.nn.Module):
         return broadcast(x, y)
 
 
-def main() -> None:
-    check_applied()
+def run_cases() -> None:
+    """The programs: raises when one fails (probe.py runs them in a forked child)."""
     x, y = torch.randn(8, 3), torch.randn(5, 3)
     cases = [(halves, (x,)), (nonzero_rows, (torch.tensor([0, 1, 2, 0, 3]),)),
              (item_size, (torch.tensor(3), x)), (broadcast, (x, y))]
@@ -72,6 +72,11 @@ def main() -> None:
     ep.module()(torch.randn(12, 3))
     ep = export(Broadcast(), (x, y), dynamic_shapes=({0: Dim("a")}, {0: Dim("b")}))
     ep.module()(torch.randn(4, 3), torch.randn(6, 3))
+
+
+def main() -> None:
+    check_applied()
+    run_cases()
     print("smoke ok")
 
 

@@ -1,17 +1,18 @@
 """Triage of a mutant before it is scored (issue 30 item 2), cheapest question first:
 
-- broken: the mutated function does not compile, or the smoke script (smoke.py: import torch,
-  trace a few dynamic-shape programs with make_fx and export) fails or times out under it;
-- unreached: no line of the mutated node, nor its statement's first line, is executed by the
-  generator's fixed program set (coverage.py, measured once per torch and program count);
-- equivalent-looking: a short fixed-seed campaign (`shapefuzz fuzz --seed 0 --max-examples N
-  --no-confirm --workers 1`) reports the same under the mutant as without it (Note [noise]);
+- broken: the mutated function does not compile or cannot be swapped in, the smoke script's
+  programs (smoke.py: trace a few dynamic-shape programs with make_fx and export) fail or hang
+  under it, or, for a mutant that would count, `import torch` plus the smoke script fails with
+  its patch folder on PYTHONPATH (what a patch author would see at once: no measure of oracles);
+- unreached: no program of the fixed set executes a line of the mutated node or its statement's
+  first line (probe.py records each program's torch lines in its first reference run);
+- equivalent-looking: no program that reaches it changes anything observable (Note [observable]
+  in probe.py), checked in a child of the probe's warm interpreter (Note [probe]);
 - counted: the rest, the mutants the score is over.
 
-Note [noise]: what "the same report" means is measured, not assumed: the unmodified campaign runs
-twice, and a field of the fingerprint (outcome counts, decision kinds, error messages, finding
-signatures, program counts) that differs between those two runs is left out of every comparison,
-so timing noise (a shrink cut short, a timeout) never makes a mutant look observable."""
+The probe replaces a short campaign per mutant (35-75 s each, most of it generation and start-up,
+and over a program set other than the one coverage measured): it generates the programs once and
+runs only the ones that reach the mutant."""
 
 from __future__ import annotations
 
@@ -23,10 +24,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
-from mutation.apply import clean_env, compile_error, mutant_env, write_patch
+from mutation.apply import clean_env, compile_error, mutant_env, spec_of, write_patch
 from mutation.mutants import Mutant
 
-__all__ = ["Triage", "TriageSettings", "Triager", "Verdict", "fingerprint"]
+__all__ = ["Triage", "TriageSettings", "Triager", "Verdict"]
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = HERE.parent
@@ -41,11 +42,9 @@ class Verdict(Enum):
 
 @dataclass(frozen=True, slots=True)
 class TriageSettings:
-    work: Path  # patch folders, coverage, the campaigns
-    coverage_programs: int = 200
-    examples: int = 200  # programs of the equivalence campaign
+    work: Path  # patch folders, the probe's reference runs
+    programs: int = 200  # the fixed program set of coverage and observation (probe.py)
     smoke_timeout_s: float = 300.0
-    campaign_timeout_s: float = 3600.0
     python: str = sys.executable
     env: dict = field(default_factory=dict)  # the environment without any mutant
 
@@ -70,28 +69,15 @@ def _last_line(text: str) -> str:
     return lines[-1][:300] if lines else "no output"
 
 
-def fingerprint(report: dict) -> dict:
-    """What a campaign observed, for Note [noise]."""
-    rows = report.get("findings", []) + report.get("unconfirmed", [])
-    return {"programs": report.get("programs"), "valid_programs": report.get("valid_programs"),
-            "outcomes": report.get("outcomes"), "decisions": report.get("decisions"),
-            "error_messages": report.get("error_messages"),
-            "findings": sorted({f["signature"] for f in rows})}
-
-
-def differences(a: dict, b: dict, noisy: set[str]) -> list[str]:
-    return [k for k in sorted(a) if k not in noisy and a.get(k) != b.get(k)]
-
-
 class Triager:
-    """Classifies mutants; the unmodified side (coverage, the reference campaigns) is measured
-    on first need and cached in the work folder."""
+    """Classifies mutants; the probe interpreter (and its reference runs, cached in the work
+    folder) starts on first need and lives until close()."""
 
     def __init__(self, settings: TriageSettings, paths: set[str]) -> None:
         self.s, self.paths = settings, paths
         self.clean = clean_env(settings.env)
-        self._lines: dict[str, set[int]] | None = None
-        self._reference: tuple[dict, set[str]] | None = None
+        self._lines: dict[str, dict[int, list[int]]] | None = None
+        self._probe: subprocess.Popen | None = None
 
     # ---- the unmodified side
     def check_smoke(self) -> None:
@@ -101,25 +87,34 @@ class Triager:
             raise SystemExit(f"the smoke script fails on unmodified torch ({why}); fix "
                              f"{HERE / 'smoke.py'} before triaging")
 
-    def lines(self) -> dict[str, set[int]]:
+    def lines(self) -> dict[str, dict[int, list[int]]]:
+        """{torch file: {line: the programs that execute it}} (the probe's first reference run)."""
         if self._lines is None:
-            out = self.s.work / f"coverage-{self.s.coverage_programs}.json"
-            if not out.exists():
-                args = [a for p in sorted(self.paths) for a in ("--path", p)]
-                boot = f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); from mutation.coverage import main; main()"
-                self._run([self.s.python, "-c", boot, "--programs", str(self.s.coverage_programs),
-                           *args, "--out", str(out)], self.clean, None, "coverage")
-            data = json.loads(out.read_text())
-            self._lines = {p: set(v) for p, v in data["lines"].items()}
+            self._lines = {p: {int(k): v for k, v in by.items()} for p, by in self._start()["lines"].items()}
         return self._lines
 
-    def reference(self) -> tuple[dict, set[str]]:
-        """The unmodified campaign's fingerprint and its noisy fields (Note [noise])."""
-        if self._reference is None:
-            prints = [fingerprint(self._campaign(self.clean, self.s.work / "reference" / f"run{k}"))
-                      for k in (1, 2)]
-            self._reference = prints[0], set(differences(prints[0], prints[1], set()))
-        return self._reference
+    def _start(self) -> dict:
+        args = [a for p in sorted(self.paths) for a in ("--path", p)]
+        boot = f"import sys; sys.path.insert(0, {str(BENCHMARKS)!r}); from mutation.probe import main; main()"
+        work = self.s.work / f"probe-{self.s.programs}"
+        work.mkdir(parents=True, exist_ok=True)
+        with open(self.s.work / "probe.log", "a") as log:  # the child keeps its own descriptor
+            self._probe = subprocess.Popen([self.s.python, "-c", boot, "--programs", str(self.s.programs),
+                                            *args, "--work", str(work)], env=self.clean, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=log, text=True)
+        return self._read("the probe's reference runs")
+
+    def _read(self, what: str) -> dict:
+        line = self._probe.stdout.readline()
+        if not line:
+            raise SystemExit(f"the probe stopped during {what}; see {self.s.work / 'probe.log'}")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self._probe is not None:
+            self._probe.stdin.close()
+            self._probe.wait(timeout=60)
+            self._probe = None
 
     # ---- one mutant
     def __call__(self, m: Mutant) -> Triage:
@@ -131,29 +126,25 @@ class Triager:
         bad = compile_error(m)
         if bad:
             return Verdict.BROKEN, f"does not compile: {bad}"
-        env = mutant_env(write_patch(m, self.s.work / "patches" / m.id), self.s.env)
-        ok, why = self._smoke(env)
-        if not ok:
-            return Verdict.BROKEN, f"smoke script: {why}"
-        if not self.reached(m):
+        programs = self.reaching(m)
+        if not programs:
             return Verdict.UNREACHED, f"line {m.line} (statement at {m.stmt_line}) not executed by " \
-                                      f"{self.s.coverage_programs} generated programs"
-        return self._equivalence(m, env)
+                                      f"{self.s.programs} generated programs"
+        self.lines()
+        self._probe.stdin.write(json.dumps({"spec": spec_of(m), "programs": programs}) + "\n")
+        self._probe.stdin.flush()
+        answer = self._read(f"mutant {m.id}")
+        verdict = Verdict(answer["verdict"])
+        if verdict is not Verdict.COUNTED:
+            return verdict, answer["reason"]
+        ok, why = self._smoke(mutant_env(write_patch(m, self.s.work / "patches" / m.id), self.s.env))
+        return (Verdict.COUNTED, answer["reason"]) if ok else (Verdict.BROKEN, f"smoke script: {why}")
 
-    def reached(self, m: Mutant) -> bool:
-        covered = self.lines().get(m.path, set())
-        return m.stmt_line in covered or any(k in covered for k in range(m.line, m.end_line + 1))
-
-    def _equivalence(self, m: Mutant, env: dict) -> tuple[Verdict, str]:
-        base, noisy = self.reference()
-        try:
-            report = self._campaign(env, self.s.work / "triage" / m.id)
-        except RuntimeError as e:
-            return Verdict.COUNTED, f"the campaign fails under it: {e}"
-        diff = differences(fingerprint(report), base, noisy)
-        if not diff:
-            return Verdict.EQUIVALENT, f"same {', '.join(sorted(set(base) - noisy))} over {self.s.examples} programs"
-        return Verdict.COUNTED, f"differs in {', '.join(diff)}"
+    def reaching(self, m: Mutant) -> list[int]:
+        """The programs that execute the mutated node's lines or its statement's first line."""
+        by_line = self.lines().get(m.path, {})
+        lines = {m.stmt_line, *range(m.line, m.end_line + 1)}
+        return sorted({k for line in lines for k in by_line.get(line, ())})
 
     # ---- subprocesses
     def _smoke(self, env: dict) -> tuple[bool, str]:
@@ -163,22 +154,3 @@ class Triager:
         except subprocess.TimeoutExpired:
             return False, f"timed out after {self.s.smoke_timeout_s:.0f} s"
         return p.returncode == 0, f"exit {p.returncode}: {_last_line(p.stderr or p.stdout)}"
-
-    def _campaign(self, env: dict, out: Path) -> dict:
-        report = out / "report.json"
-        if report.exists():
-            return json.loads(report.read_text())  # a finished campaign of an interrupted run
-        cmd = [self.s.python, "-m", "shapefuzz", "fuzz", "--seed", "0", "--max-examples", str(self.s.examples),
-               "--budget", str(self.s.campaign_timeout_s), "--no-confirm", "--workers", "1", "--quiet",
-               "--out", str(out)]
-        self._run(cmd, env, (0, 1), "campaign")
-        return json.loads(report.read_text())
-
-    def _run(self, cmd: list[str], env: dict, ok: tuple[int, ...] | None, what: str) -> None:
-        try:
-            p = subprocess.run(cmd, env=env, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                               timeout=self.s.campaign_timeout_s + 300)
-        except subprocess.TimeoutExpired:
-            raise RuntimeError(f"{what} timed out") from None
-        if p.returncode not in (ok or (0,)):
-            raise RuntimeError(f"{what} exit {p.returncode}: {_last_line(p.stderr or p.stdout)}")

@@ -23,7 +23,7 @@ from mutation import apply, hook  # noqa: E402
 from mutation.mutants import Mutant, mutants_of_source, sample, torch_relpath  # noqa: E402
 from mutation.operators import Operator  # noqa: E402
 from mutation.store import JsonlStore  # noqa: E402
-from mutation.triage import Triager, TriageSettings, Verdict, differences  # noqa: E402
+from mutation.triage import Triager, TriageSettings, Verdict  # noqa: E402
 
 SOURCE = '''\
 import math
@@ -183,9 +183,10 @@ def test_a_mutant_that_does_not_compile_is_broken(tmp_path):
 def test_reach_reads_the_statement_and_the_node_lines(tmp_path):
     m = next(m for m in mutants_of_source(SOURCE, "m", "m.py") if m.operator is Operator.DROP_CONSTANT)
     triager = Triager(TriageSettings(tmp_path), {"m.py"})
-    for lines, reached in (({m.stmt_line}, True), ({m.line}, True), ({m.stmt_line + 1, 1}, False)):
+    for lines, reaching in (({m.stmt_line: [3, 1]}, [1, 3]), ({m.line: [2], m.stmt_line: [2]}, [2]),
+                            ({m.stmt_line + 1: [4], 1: [5]}, [])):
         triager._lines = {"m.py": lines}
-        assert triager.reached(m) is reached
+        assert triager.reaching(m) == reaching
 
 
 def test_detected_needs_exit_1_with_and_0_without_and_a_confirmation_in_budget():
@@ -201,9 +202,65 @@ def test_detected_needs_exit_1_with_and_0_without_and_a_confirmation_in_budget()
     assert not late.detected and late.detected_late and late.oracles == []
 
 
-def test_noisy_fields_are_left_out():
-    a, b = {"outcomes": 1, "findings": ["x"]}, {"outcomes": 2, "findings": ["x"]}
-    assert differences(a, b, set()) == ["outcomes"] and differences(a, b, {"outcomes"}) == []
+class ScriptedProbe:
+    """probe.Probe's fork, answering from a script of {program: digest} per call."""
+
+    def __init__(self, *runs):
+        self.runs, self.calls = list(runs), []
+
+    def fork(self, spec, programs, coverage=False, until=None):
+        self.calls.append(list(programs))
+        run = self.runs.pop(0)
+        if "digests" not in run:
+            return run
+        out = {}
+        for k in programs:  # the child's early stop at the first changed program
+            out[str(k)] = run["digests"].get(k, "ref")
+            if until is not None and until.get(str(k)) != out[str(k)]:
+                break
+        return {"digests": out}
+
+
+REF = {"digests": {str(k): "ref" for k in range(5)}, "noisy": [1]}
+
+
+def test_probe_counts_a_change_seen_twice_and_skips_noisy_programs():
+    from mutation.probe import judge
+
+    probe = ScriptedProbe({"digests": {2: "x"}}, {"digests": {2: "x"}})
+    assert judge(probe, REF, {}, [0, 1, 2, 3])["verdict"] == "counted"
+    assert probe.calls == [[0, 2, 3], [2]]  # noisy program 1 never runs; the run stops at 2
+
+
+def test_probe_goes_on_after_a_change_that_does_not_repeat():
+    from mutation.probe import judge
+
+    probe = ScriptedProbe({"digests": {2: "x"}}, {"digests": {}}, {"digests": {}})
+    answer = judge(probe, REF, {}, [0, 2, 3, 4])
+    assert answer["verdict"] == "equivalent-looking" and probe.calls == [[0, 2, 3, 4], [2], [3, 4]]
+
+
+def test_probe_reports_a_broken_mutant():
+    from mutation.probe import judge
+
+    assert judge(ScriptedProbe({"broken": "smoke: boom"}), REF, {}, [0])["verdict"] == "broken"
+
+
+def test_observable_leaves_expression_text_out_and_keeps_answers():
+    from mutation.probe import digest, observed
+
+    from shapefuzz.systems.observation import Decision, Observation, Outcome
+
+    def obs(answer="True", guard="Eq(s0, 2)", status="unsat"):
+        from shapefuzz.systems.observation import SmtCheck
+        return Observation("make_fx", "default", Outcome("ok"), decisions=(Decision("Eq(s0, 2)", answer, "guard"),),
+                           guards=(guard,), smt=(SmtCheck("static-soundness", 0, guard, status),), elapsed_s=1.0)
+
+    same = digest([observed(obs())])
+    assert digest([observed(obs(guard="Eq(2, s0)"))]) == same  # the same guard, written otherwise
+    assert digest([observed(obs(answer="False"))]) != same  # another decision
+    assert digest([observed(obs(status="sat"))]) != same  # z3 now refutes it
+    assert digest([observed(obs(status="timeout"))]) == digest([observed(obs(status="unknown"))])
 
 
 # ---- resuming ------------------------------------------------------------------------------------
