@@ -99,6 +99,10 @@ def cli() -> None:
               help="A/B mode: also run every program under this interpreter (the baseline torch).")
 @click.option("--baseline-env", multiple=True, metavar="KEY=VALUE",
               help="A/B mode: set KEY for the baseline's workers (empty VALUE unsets it; repeatable).")
+@click.option("--baseline-cache", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="A/B mode: keep the baseline's observations in FILE and reuse them in later runs "
+                   "against the same baseline build [default: ~/.cache/shapefuzz/baseline-observations.sqlite].")
+@click.option("--no-baseline-cache", is_flag=True, help="A/B mode: run every baseline job, store none.")
 @click.option("--progress-log", type=click.Path(dir_okay=False), default=None,
               help="Append every progress update (twice a second, timestamped) to this file.")
 @click.option("--coverage-feedback/--no-coverage-feedback", default=False, show_default=True,
@@ -106,7 +110,7 @@ def cli() -> None:
                    "lines new to the round (one traced job per program; off: see README).")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
-         progress_log, baseline_python, baseline_env, force, coverage_feedback):
+         progress_log, baseline_python, baseline_env, baseline_cache, no_baseline_cache, force, coverage_feedback):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.template import start_template
 
@@ -144,9 +148,12 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
                        database, progress_log)
+    from shapefuzz.campaign.baseline_cache import default_path
     from shapefuzz.repro.ab import baseline_from_flags
 
+    cache = None if no_baseline_cache else Path(baseline_cache) if baseline_cache else default_path()
     opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env), force=force,
+                               baseline_cache=cache,
                                coverage_feedback=coverage_feedback,
                                command=" ".join(["shapefuzz", *map(_quote, sys.argv[1:])]))
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput

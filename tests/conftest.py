@@ -34,6 +34,11 @@ def pytest_sessionstart(session):
         if root not in where.parents:
             raise SystemExit(f"{mod.__name__} is imported from {where}, not from this checkout "
                              f"{root}; run `pip install -e {root}` first")
+    # A/B campaigns keep baseline observations in the user's cache (Note [baseline cache]):
+    # the tests' campaigns and their subprocesses get one of their own, empty at the start
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="shapefuzz-test-cache-")
 
 
 import pytest  # noqa: E402

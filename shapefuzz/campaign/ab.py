@@ -28,17 +28,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Hashable, Mapping
 from pathlib import Path
 
 from shapefuzz import BadInput
-from shapefuzz.oracles.ab import SLOW_MIN_S, SLOWDOWN, SPEC_PREFIX, mark
+from shapefuzz.campaign.ab_speed import improvement_summary, read_samples, speed_summary
+from shapefuzz.oracles.ab import SLOWDOWN, SPEC_PREFIX, mark
 from shapefuzz.oracles.findings import TORCH_SYSTEMS
 from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
 
-__all__ = ["ABPool", "Baseline", "Launcher", "check_baseline", "mark", "probe", "read_samples", "speed_summary"]
+__all__ = ["ABPool", "Baseline", "Launcher", "check_baseline", "mark", "probe"]
 
 #: files whose hashes tell two torch builds apart (the shape system and what it leans on)
 SHAPE_FILES = ("fx/experimental/symbolic_shapes.py", "fx/experimental/sym_node.py",
@@ -70,7 +72,24 @@ def build_info() -> dict:
 
     return {"torch": torch.__version__, "torch_file": torch.__file__,
             "shapefuzz": os.path.dirname(os.path.abspath(shapefuzz.__file__)),
-            "python": sys.version.split()[0], "hashes": {p: digest(p) for p in SHAPE_FILES}}
+            "python": sys.version.split()[0], "hashes": {p: digest(p) for p in SHAPE_FILES},
+            "tree": _tree_digest(root)}
+
+
+def _tree_digest(root: str) -> str:
+    """Sizes and mtimes of every .py under torch/: an edit anywhere in a source build shows
+    (Note [baseline cache]); 30-60 ms."""
+    h = hashlib.sha256()
+    for dirpath, dirs, files in os.walk(root):
+        dirs.sort()
+        for n in sorted(files):
+            if n.endswith(".py"):
+                try:
+                    st = os.stat(os.path.join(dirpath, n))
+                except OSError:
+                    continue
+                h.update(f"{dirpath[len(root):]}/{n}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]
 
 
 _PROBE = ("import json, sys; sys.path.insert(0, {root!r}); "
@@ -205,10 +224,12 @@ class ABPool:
     """Two WorkerPools behind the one-pool group interface (Note [A/B workers])."""
 
     def __init__(self, candidate, baseline, spec: Baseline, samples: Path | None = None,
-                 seed: int = 0):
+                 seed: int = 0, cache=None):
         self.cand, self.base = candidate, baseline
         self.spec_line = spec_line(spec, seed)
         self.samples = samples
+        self.cache = cache  # Note [baseline cache] (baseline_cache.py), or None
+        self._stored: dict = {}  # tag -> (the baseline's jobs, what the cache had for each)
         self._c: dict = {}
         self._b: dict = {}
         self._jobs: dict = {}
@@ -242,6 +263,8 @@ class ABPool:
     def close(self) -> None:
         self.cand.close()
         self.base.close()
+        if self.cache is not None:
+            self.cache.close()
 
     def __enter__(self) -> ABPool:
         return self
@@ -252,13 +275,35 @@ class ABPool:
     def submit(self, tag: Hashable, jobs) -> None:
         self._jobs[tag] = list(jobs)
         self.cand.submit(tag, jobs)
-        self.base.submit(tag, [j for j in jobs if j.system in TORCH_SYSTEMS])
+        theirs = [j for j in jobs if j.system in TORCH_SYSTEMS]
+        stored = [self.cache.get(j) if self.cache is not None else None for j in theirs]
+        self._stored[tag] = (theirs, stored)
+        missing = [j for j, o in zip(theirs, stored) if o is None]
+        if missing:
+            self.base.submit(tag, missing)
+        else:  # every baseline observation is stored: its workers stay free
+            self._b[tag] = []
+
+    def _baseline_of(self, tag: Hashable, ran: list) -> list:
+        """The baseline's observations of `tag` in job order: stored ones and the `ran` ones
+        (stored now, for the next campaign)."""
+        theirs, stored = self._stored.pop(tag)
+        fresh, out = iter(ran), []
+        for job, obs in zip(theirs, stored):
+            if obs is None:
+                obs = next(fresh, None)
+                if obs is None:
+                    break  # the pool answered fewer jobs than it was given: nothing to pair
+                if self.cache is not None:
+                    self.cache.put(job, obs)
+            out.append(obs)
+        return out
 
     def in_flight(self) -> int:
         return len(self._jobs) + len(self._finished)
 
     def cancel(self, tag: Hashable) -> None:
-        for d in (self._jobs, self._c, self._b, self._finished):
+        for d in (self._jobs, self._c, self._b, self._finished, self._stored):
             d.pop(tag, None)
         self.cand.cancel(tag)
         self.base.cancel(tag)
@@ -280,10 +325,12 @@ class ABPool:
         self._c.update(self.cand.poll(timeout / 2))
         self._b.update(self.base.poll(timeout / 2))
         for tag in [t for t in self._jobs if t in self._c and t in self._b]:
-            jobs, cand, base = self._jobs.pop(tag), self._c.pop(tag), self._b.pop(tag)
+            jobs, cand, base = self._jobs.pop(tag), self._c.pop(tag), self._baseline_of(tag, self._b.pop(tag))
             self._finished[tag] = list(cand) + [mark(o, self.spec_line) for o in base]
             if self.samples is not None and _generated(tag) and jobs:
                 self._record(jobs, cand, base)
+                if self.cache is not None:  # the report's "baseline_cache" (ab_report)
+                    self.cache.write_stats(self.samples.parent / CACHE_FILE)
 
     def _record(self, jobs, cand, base) -> None:
         """Note [A/B samples]: one line per program."""
@@ -303,78 +350,16 @@ class ABPool:
             fh.write(json.dumps(line) + "\n")
 
 
-# ---- the speed table (Note [A/B samples]) -----------------------------------------------------
-
-
-def _quantile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
-
-
-def read_samples(path: Path, hashes: list[str]) -> list[dict]:
-    """The sample lines of the programs the campaign counted: as many lines of each program
-    hash as the campaign counted it (small question programs repeat), earliest first."""
-    from collections import Counter
-
-    if not path.exists():
-        return []
-    left, out = Counter(hashes), []
-    for line in path.read_text().splitlines():
-        try:
-            s = json.loads(line)
-        except ValueError:
-            continue  # a line cut by a kill: the program is re-run after a resume anyway
-        if isinstance(s, dict) and left[s.get("hash")] > 0:
-            left[s["hash"]] -= 1
-            out.append(s)
-    return out
-
-
-def speed_summary(samples: list[dict]) -> dict:
-    """Per system: candidate/baseline time ratios (median, p10, p90, a histogram), the median
-    speedup, and the programs where the candidate is more than SLOWDOWN x slower (and at least
-    SLOW_MIN_S: the slowdown oracle's rule)."""
-    per: dict[str, list] = {}
-    for s in samples:
-        for system, config, c, b in s["times"]:
-            if b > 0 and c > 0:
-                per.setdefault(system, []).append((c / b, c, b, config, s["hash"]))
-    return {system: _system_speed(rows) for system, rows in sorted(per.items())}
-
-
-def _system_speed(rows: list) -> dict:
-    ratios = [r[0] for r in rows]
-    med = _quantile(ratios, 0.5)
-    edges = [0.25, 0.5, 0.8, 0.9, 1.1, 1.25, 2.0, 4.0]
-    hist = [sum(1 for r in ratios if lo <= r < hi) for lo, hi in zip([0.0, *edges], [*edges, float("inf")])]
-    # the oracle's rule: SLOWDOWN x slower and SLOW_MIN_S more (below it, scheduling noise)
-    slow = sorted((r for r in rows if r[0] > SLOWDOWN and r[1] - r[2] >= SLOW_MIN_S), reverse=True)[:20]
-    return {"n": len(rows), "median_ratio": med, "p10_ratio": _quantile(ratios, 0.1),
-            "p90_ratio": _quantile(ratios, 0.9), "median_speedup": 1 / med if med else 0.0,
-            "candidate_s": sum(r[1] for r in rows), "baseline_s": sum(r[2] for r in rows),
-            "histogram": {"edges": edges, "counts": hist},
-            "slower_2x": [{"program": h, "config": cfg, "ratio": round(r, 3), "candidate_s": round(c, 4),
-                           "baseline_s": round(b, 4)} for r, c, b, cfg, h in slow]}
-
-
-def improvement_summary(samples: list[dict]) -> dict:
-    """{system:config: {why: n}} over the counted programs."""
-    out: dict = {}
-    for s in samples:
-        for system, config, why in s["improvements"]:
-            per = out.setdefault(f"{system}:{config}", {})
-            per[why] = per.get(why, 0) + 1
-    return out
-
-
 # ---- one A/B run: probe, pools, report ------------------------------------------------------
 PROBE_FILE = "ab-probe.json"
 SAMPLES_FILE = "ab-samples.jsonl"
+CACHE_FILE = "ab-cache.json"
 
 
-def start(baseline: Baseline, out: Path, seed: int) -> ABRun:
-    """Start probing the baseline; ABRun.pool checks the probe (Note [A/B start-up])."""
-    return ABRun(baseline, out, seed, _start_probe(baseline.python, baseline.environ(os.environ)))
+def start(baseline: Baseline, out: Path, seed: int, cache: Path | None = None) -> ABRun:
+    """Start probing the baseline; ABRun.pool checks the probe (Note [A/B start-up]). `cache`:
+    the baseline cache's file (Note [baseline cache]), None for none."""
+    return ABRun(baseline, out, seed, _start_probe(baseline.python, baseline.environ(os.environ)), cache)
 
 
 class ABRun:
@@ -386,8 +371,11 @@ class ABRun:
     waits for the warm template (Note [zygote]), starts once the probe has said the baseline is
     usable, so a bad baseline still exits 2 after the probe alone (its pool closed first)."""
 
-    def __init__(self, baseline: Baseline, out: Path, seed: int, probing: subprocess.Popen | None = None):
+    def __init__(self, baseline: Baseline, out: Path, seed: int, probing: subprocess.Popen | None = None,
+                 cache: Path | None = None):
         self.baseline, self.out, self.seed, self.probing = baseline, out, seed, probing
+        self.cache_path = cache
+        self.build: dict = {}  # the baseline's probe, once checked
 
     def check(self) -> None:
         """Wait for the probe: BadInput when the baseline is unusable or the same build; then
@@ -395,8 +383,10 @@ class ABRun:
         from shapefuzz.cases.corpus import atomic_write, load_state
 
         cand, base = check_baseline(self.baseline, started=self.probing)
+        self.build = base
         if load_state(self.out) is None:
             (self.out / SAMPLES_FILE).unlink(missing_ok=True)
+            (self.out / CACHE_FILE).unlink(missing_ok=True)
         atomic_write(self.out / PROBE_FILE, json.dumps({"candidate": cand, "baseline": base,
                                                         "spec": self.baseline.to_json()}, indent=1))
 
@@ -413,7 +403,22 @@ class ABRun:
             raise
         cand = WorkerPool(*args, **kwargs)
         cand.local_systems = base.local_systems  # both sides' torch jobs in workers: timed alike
-        return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed)
+        return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed, self._cache(args, kwargs))
+
+    def _cache(self, args: tuple, kwargs: dict):
+        """Note [baseline cache]: keyed by the checked build and what the workers are told."""
+        if self.cache_path is None:
+            return None
+        from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
+
+        extra = {"torch_config": args[2] if len(args) > 2 else kwargs.get("torch_config"),
+                 "plugins": list(kwargs.get("plugins", ()))}
+        try:
+            return BaselineCache(self.cache_path, build_key(self.build, self.baseline.environ(os.environ), extra))
+        except (OSError, sqlite3.Error) as e:
+            print(f"shapefuzz: no baseline cache ({self.cache_path}: {e}); every baseline job runs",
+                  file=sys.stderr)
+            return None
 
 
 def ab_report(baseline: Baseline | None, out: Path, hashes: list[str]) -> dict | None:
@@ -425,7 +430,11 @@ def ab_report(baseline: Baseline | None, out: Path, hashes: list[str]) -> dict |
     except (OSError, ValueError):
         probes = {}
     samples = read_samples(out / SAMPLES_FILE, hashes)
-    return {"baseline": baseline.to_json(), "candidate_build": probes.get("candidate", {}),
+    try:
+        cache = json.loads((out / CACHE_FILE).read_text())
+    except (OSError, ValueError):
+        cache = None
+    return {"baseline_cache": cache, "baseline": baseline.to_json(), "candidate_build": probes.get("candidate", {}),
             "baseline_build": probes.get("baseline", {}), "programs": len(samples),
             "speed": speed_summary(samples), "improvements": improvement_summary(samples),
             "slowdown_ratio": SLOWDOWN}

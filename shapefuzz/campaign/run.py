@@ -54,6 +54,9 @@ class FuzzOptions:
     database: str | None = None  # shared example database URL (redis://host:port, dir:PATH)
     progress_log: str | None = None  # append every progress update to this file (progress.py)
     baseline: object = None  # an A/B campaign's baseline (repro.ab.Baseline), or None
+    #: the file of baseline observations kept across A/B campaigns, None for none (Note
+    #: [baseline cache] in baseline_cache.py)
+    baseline_cache: Path | None = None
     force: bool = False  # --out may hold a finished campaign: its reports and findings are removed
     command: str = ""  # the command line that ran the campaign (the report shows it to rerun)
     coverage_feedback: bool = False  # Note [coverage feedback] (torchcov.py)
@@ -395,7 +398,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     opts = drop_unavailable(opts)
     _claim_out(opts)
     import_plugins(opts.plugins)
-    ab = start_ab(opts.baseline, opts.out, opts.seed) if opts.baseline else None
+    ab = start_ab(opts.baseline, opts.out, opts.seed, opts.baseline_cache) if opts.baseline else None
     saved: dict[str, Path] = {}
     confirmer = _confirmer(opts, t0)
     failures = StepFailures()  # Note [step failures] (confirming.py)

@@ -16,7 +16,16 @@ def _builds(a: dict) -> list[str]:
     env = " ".join(f"{k}={v}" if v else f"-u {k}" for k, v in a["baseline"].get("env", []))
     return [f"candidate: torch {c.get('torch', '?')} ({c.get('torch_file', '?')}), this interpreter and environment",
             f"baseline: torch {b.get('torch', '?')} ({b.get('torch_file', '?')}), {a['baseline']['python']}"
-            + (f" with {env}" if env else "")]
+            + (f" with {env}" if env else "")] + _cache_line(a)
+
+
+def _cache_line(a: dict) -> list[str]:
+    """Note [baseline cache] (campaign/baseline_cache.py): what the stored observations saved."""
+    c = a.get("baseline_cache")
+    if not c:
+        return []
+    n = c["hits"] + c["misses"]
+    return [f"baseline cache: {c['hits']} of {n} baseline jobs reused from earlier runs ({c['file']})"]
 
 
 def _bins(s: dict) -> list[tuple[str, int]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from shapefuzz.campaign.ab import improvement_summary, speed_summary
+from shapefuzz.campaign.ab_speed import improvement_summary, speed_summary
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.ab import SPEC_PREFIX, improvements, mark
 from shapefuzz.program import Ref
