@@ -58,6 +58,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--budget", type=_positive(float), default=90.0, help="seconds per campaign (default 90)")
     ap.add_argument("--workers", type=_positive(int), default=1, help="workers per campaign (default 1)")
     ap.add_argument("--only-triage", action="store_true", help="triage the sample, run no campaign")
+    ap.add_argument("--no-baseline-cache", action="store_true",
+                    help="A/B campaigns without the baseline cache (WORK/baseline-cache.sqlite, shared "
+                         "by every mutant's campaign): each pays for its baseline, as a first run does")
     ap.add_argument("--triage-programs", type=_positive(int), default=200,
                     help="the fixed program set of triage's coverage and observation (default 200)")
     ap.add_argument("--work", type=Path, default=Path("mutation-work"), help="patch folders, campaigns, caches")
@@ -66,6 +69,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                          "test/test_dynamic_shapes.py): run them against the counted mutants instead "
                          "of the campaigns (torch wheels ship no tests)")
     ap.add_argument("--torch-tests-k", default="", help="pytest -k expression for --torch-tests")
+    ap.add_argument("--compare", type=Path, metavar="RESULTS", help="put the score of an earlier run "
+                    "(its --results file: same torch, budget, seed and workers) beside this one's, on the "
+                    "mutants both scored")
     ap.add_argument("--results", type=Path, default=HERE / "mutation_results.jsonl")
     ap.add_argument("--table", type=Path, default=HERE / "mutation_results.md")
     return ap.parse_args(argv)
@@ -194,11 +200,14 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
             "enumerated": len(mutants), "sampled": len(chosen), "seed": a.seed, "budget": a.budget,
             "workers": a.workers}
     results = JsonlStore(a.results, {"torch_version": version, "budget": a.budget, "seed": a.seed,
-                                     "workers": a.workers})
+                                     "workers": a.workers, "baseline_cache": not a.no_baseline_cache})
+
+    same = {k: results.match[k] for k in ("torch_version", "budget", "seed", "workers")}
+    before = JsonlStore(a.compare, same).rows if a.compare is not None else None
 
     def write_table() -> None:
         a.table.parent.mkdir(parents=True, exist_ok=True)
-        a.table.write_text(render(meta, chosen, triage_store.rows, results.rows) + "\n")
+        a.table.write_text(render(meta, chosen, triage_store.rows, results.rows, before, str(a.compare or "")) + "\n")
 
     try:
         _triage_all(chosen, triager, triage_store)
@@ -210,7 +219,8 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
     if a.torch_tests:
         return _torch_tests_all(counted, a, env, version)
     if not a.only_triage:
-        settings = BenchSettings(a.budget, a.seed, a.workers, env=env)
+        settings = BenchSettings(a.budget, a.seed, a.workers, env=env,
+                                 baseline_cache=None if a.no_baseline_cache else a.work / "baseline-cache.sqlite")
         _bench_all(counted, a, results, settings, write_table)
     print(f"table: {a.table}")
     return 0

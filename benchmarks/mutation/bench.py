@@ -44,6 +44,9 @@ class BenchSettings:
     repro_timeout_s: float = 120.0
     python: str = sys.executable
     env: dict = field(default_factory=dict)  # the environment without any mutant
+    #: A/B: the baseline cache every mutant's campaign shares (Note [baseline cache]): the
+    #: baseline is the same unmodified torch for all of them, as for a patch author's reruns
+    baseline_cache: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +99,7 @@ def _command(mode: Mode, out: Path, s: BenchSettings) -> list[str]:
            "--workers", str(s.workers), "--quiet", "--out", str(out)]
     if mode is Mode.AB:  # an empty value unsets PYTHONPATH in the baseline (DESIGN.md contracts)
         cmd += ["--baseline-env", f"PYTHONPATH={clean_env(s.env).get('PYTHONPATH', '')}"]
+        cmd += ["--baseline-cache", str(s.baseline_cache)] if s.baseline_cache else ["--no-baseline-cache"]
     return cmd
 
 

@@ -80,6 +80,12 @@ def _smt(status: str) -> str:
     return status if status in ("sat", "unsat", "deserved") else "undecided"
 
 
+#: the names of observed()'s items, for explain()
+OBSERVED = ("system", "config", "outcome", "exc_type", "artifact", "reference", "replays", "out_eval",
+            "decisions", "guards", "asserts", "smt", "specialized", "fallback_branches", "qreplays",
+            "echoes", "history", "calls")
+
+
 def observed(o) -> list:
     """Note [observable] for one Observation."""
     return [o.system, o.config, o.outcome.kind, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
@@ -159,6 +165,10 @@ class Probe:
         self.jobs = [jobs_for(p, targets, N_VARIANTS, k) for k, p in enumerate(self.programs)]
 
     def run_program(self, k: int) -> str:
+        return ";".join(f"{label}={digest(row)}" for label, row in self.observe_program(k))
+
+    def observe_program(self, k: int) -> list[tuple[str, list]]:
+        """(job label, what Note [observable] keeps of it) for program k, and its findings."""
         from shapefuzz.oracles.base import check_all
         from shapefuzz.program.kinds import kind_of
         from shapefuzz.systems.jobs import run_job
@@ -185,11 +195,11 @@ class Probe:
             parts.append(("findings", sorted(f.signature for f in check_all(program, eager, rest))))
         except Exception as e:
             parts.append(("findings", ["oracles raised", type(e).__name__]))
-        return ";".join(f"{label}={digest(row)}" for label, row in parts)
+        return parts
 
     # ---- children (Note [probe])
     def fork(self, spec: dict | None, programs: list[int], coverage: bool = False,
-             until: dict | None = None) -> dict:
+             until: dict | None = None, explain: bool = False) -> dict:
         """Run `programs` in a child (under the mutant `spec`, when given); with `until` (the
         reference digests), stop at the first program whose digest differs from it."""
         r, w = os.pipe()
@@ -197,7 +207,7 @@ class Probe:
         if pid == 0:  # the child: never returns
             os.close(r)
             try:
-                out = self._child(spec, programs, coverage, until)
+                out = self._child(spec, programs, coverage, until, explain)
             except BaseException as e:
                 out = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}",
                        "where": traceback.format_exc()[-600:]}
@@ -228,7 +238,8 @@ class Probe:
             return {"error": f"the child died (wait status {status})"}
         return json.loads(b"".join(chunks))
 
-    def _child(self, spec: dict | None, programs: list[int], coverage: bool, until: dict | None) -> dict:
+    def _child(self, spec: dict | None, programs: list[int], coverage: bool, until: dict | None,
+               explain: bool = False) -> dict:
         signal.signal(signal.SIGALRM, _alarm)
         if spec is not None:
             from mutation import hook
@@ -240,6 +251,8 @@ class Probe:
             broken = _smoke()
             if broken:
                 return {"broken": broken}
+        if explain:
+            return {"parts": {str(k): self.observe_program(k) for k in programs}}
         if not coverage:
             digests = {}
             for k in programs:
@@ -377,3 +390,36 @@ def main(argv: list[str] | None = None) -> None:
         t0 = time.monotonic()
         answer = judge(probe, ref, req["spec"], req["programs"])
         say({**answer, "id": req["spec"]["id"], "seconds": round(time.monotonic() - t0, 1)})
+
+
+def explain(argv: list[str] | None = None) -> None:
+    """What a mutant changes in one program, field by field (for the study of survivors):
+
+        python -c 'import sys; sys.path.insert(0, "benchmarks"); from mutation.probe import explain; explain()' \
+            --programs 200 --spec WORK/patches/ID/mutant.json --program K
+    """
+    ap = argparse.ArgumentParser(description="what a mutant changes in one program")
+    ap.add_argument("--programs", type=int, required=True)
+    ap.add_argument("--spec", type=Path, required=True, help="a patch folder's mutant.json")
+    ap.add_argument("--program", type=int, action="append", required=True)
+    a = ap.parse_args(argv)
+    import torch  # noqa: F401
+
+    probe = Probe(a.programs, set())
+    spec = json.loads(a.spec.read_text())
+    ref, mut = (probe.fork(s, a.program, explain=True) for s in (None, spec))
+    for side in (ref, mut):
+        if "parts" not in side:
+            raise SystemExit(f"no answer: {side}")
+    for k in a.program:
+        print(f"== program {k}\n{probe.programs[k].dumps()[:2000]}")
+        theirs = dict(mut["parts"][str(k)])
+        for label, row in ref["parts"][str(k)]:
+            other = theirs.get(label)
+            if other == row:
+                continue
+            names = OBSERVED if len(row) == len(OBSERVED) else range(len(row))
+            print(f"-- {label}")
+            for name, x, y in zip(names, row, other or [None] * len(row)):
+                if x != y:
+                    print(f"   {name}:\n     without: {json.dumps(x)[:1500]}\n     with:    {json.dumps(y)[:1500]}")

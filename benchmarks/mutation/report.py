@@ -27,18 +27,50 @@ def _detected(row: dict | None, mode: str) -> bool:
     return bool(row and row.get("modes", {}).get(mode, {}).get("detected"))
 
 
-def _score_table(title: str, key: Callable[[Mutant], str], counted: list[Mutant], results: dict) -> list[str]:
+def _score_table(title: str, key: Callable[[Mutant], str], counted: list[Mutant], results: dict,
+                 before: dict | None = None) -> list[str]:
+    """Per group: each mode's score; with `before` (another run's rows), its score on the same
+    mutants (those scored in both runs) beside it."""
     groups: dict[str, list[Mutant]] = {}
     for m in counted:
         groups.setdefault(key(m), []).append(m)
-    out = [f"### {title}", "", "| | scored | default | A/B | either |", "|---|---|---|---|---|"]
+    if before is None:
+        out = [f"### {title}", "", "| | scored | default | A/B | either |", "|---|---|---|---|---|"]
+    else:
+        out = [f"### {title} (before -> after, on the mutants scored in both runs)", "",
+               "| | scored | default | A/B |", "|---|---|---|---|"]
     for name in sorted(groups):
-        ms = [m for m in groups[name] if m.id in results]
+        ms = [m for m in groups[name] if m.id in results and (before is None or m.id in before)]
         hit = {mode: sum(_detected(results.get(m.id), mode) for m in ms) for mode in MODES}
+        if before is not None:
+            was = {mode: sum(_detected(before.get(m.id), mode) for m in ms) for mode in MODES}
+            out.append(f"| {name} | {len(ms)} | " + " | ".join(
+                f"{_pct(was[mode], len(ms))} -> {_pct(hit[mode], len(ms))}" for mode in MODES) + " |")
+            continue
         either = sum(any(_detected(results.get(m.id), mode) for mode in MODES) for m in ms)
         out.append(f"| {name} | {len(ms)} | {_pct(hit['default'], len(ms))} | {_pct(hit['ab'], len(ms))} | "
                    f"{_pct(either, len(ms))} |")
     return [*out, ""]
+
+
+def _comparison(counted: list[Mutant], results: dict, before: dict, label: str) -> list[str]:
+    both = [m for m in counted if m.id in results and m.id in before]
+    out = [f"## Before ({label}) and after, on the same {len(both)} mutants", ""]
+    for mode in MODES:
+        was = sum(_detected(before.get(m.id), mode) for m in both)
+        now = sum(_detected(results.get(m.id), mode) for m in both)
+        gained = [m.id for m in both if _detected(results.get(m.id), mode) and not _detected(before.get(m.id), mode)]
+        lost = [m.id for m in both if _detected(before.get(m.id), mode) and not _detected(results.get(m.id), mode)]
+        progs = [(before[m.id]["modes"][mode]["programs"], results[m.id]["modes"][mode]["programs"]) for m in both
+                 if mode in before[m.id].get("modes", {}) and mode in results[m.id].get("modes", {})]
+        med = sorted(progs, key=lambda x: x[0])[len(progs) // 2][0] if progs else 0
+        med2 = sorted(progs, key=lambda x: x[1])[len(progs) // 2][1] if progs else 0
+        out.append(f"- {mode}: {_pct(was, len(both))} -> {_pct(now, len(both))}; gained {', '.join(gained) or 'none'}; "
+                   f"lost {', '.join(lost) or 'none'}; median programs per campaign {med} -> {med2}")
+    out.append("")
+    out += _score_table("By operator", lambda m: m.operator.value, counted, results, before)
+    out += _score_table("By file", lambda m: m.path, counted, results, before)
+    return out
 
 
 def _oracles(results: dict) -> list[str]:
@@ -80,8 +112,10 @@ def _header(meta: dict) -> list[str]:
             "(benchmarks/mutation/bench.py, Note [detected])", ""]
 
 
-def render(meta: dict, sampled: list[Mutant], triage: dict, results: dict) -> str:
-    """`triage`, `results`: rows by mutant id (store.JsonlStore.rows)."""
+def render(meta: dict, sampled: list[Mutant], triage: dict, results: dict, before: dict | None = None,
+           before_label: str = "") -> str:
+    """`triage`, `results`: rows by mutant id (store.JsonlStore.rows); `before`: the rows of an
+    earlier run (--compare) to put beside this one's."""
     verdicts = Counter(triage[m.id]["verdict"] for m in sampled if m.id in triage)
     counted = [m for m in sampled if triage.get(m.id, {}).get("verdict") == Verdict.COUNTED.value]
     scored = [m for m in counted if m.id in results]
@@ -101,4 +135,6 @@ def render(meta: dict, sampled: list[Mutant], triage: dict, results: dict) -> st
     lines += _score_table("By file", lambda m: m.path, counted, results)
     lines += _oracles({m.id: results[m.id] for m in scored})
     lines += _survivors(counted, results)
+    if before:
+        lines += _comparison(counted, results, before, before_label)
     return "\n".join(lines)

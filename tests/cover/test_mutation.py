@@ -330,3 +330,23 @@ def test_torch_tests_kill_a_mutant_only_by_a_test_that_passes_unmodified(tmp_pat
                   if m.qualname == "is_concrete_bool" and m.operator is Operator.OTHER_BRANCH)
     quiet = tests.judge(unused, env, base)
     assert (quiet["killed"], quiet["newly_failed"], quiet["ran"], quiet["error"]) == (False, [], 2, "")
+
+
+def test_the_table_puts_an_earlier_run_beside_this_one():
+    from mutation.report import render
+
+    ms = mutants_of_source(SOURCE, "m", "m.py")[:2]
+    triage = {m.id: {"verdict": "counted"} for m in ms}
+
+    def row(default: bool, ab: bool) -> dict:
+        return {"modes": {"default": {"detected": default, "programs": 100},
+                          "ab": {"detected": ab, "programs": 40 if not ab else 90}}}
+
+    meta = {"torch_version": "9", "command": "x", "enumerated": 2, "sampled": 2, "seed": 0, "budget": 90, "workers": 1}
+    before = {ms[0].id: row(True, False), ms[1].id: row(False, False)}
+    after = {ms[0].id: row(True, True), ms[1].id: row(False, True)}
+    text = render(meta, ms, triage, after, before, "before.jsonl")
+    assert "- ab: 0/2 (0%) -> 2/2 (100%)" in text and f"gained {ms[0].id}, {ms[1].id}" in text
+    assert "- default: 1/2 (50%) -> 1/2 (50%); gained none; lost none" in text
+    assert "median programs per campaign 40 -> 90" in text
+    assert "before -> after" not in render(meta, ms, triage, after)
