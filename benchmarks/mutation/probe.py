@@ -213,7 +213,7 @@ class Probe:
                        "where": traceback.format_exc()[-600:]}
             try:
                 with os.fdopen(w, "w") as fh:
-                    fh.write(json.dumps(out))
+                    fh.write(json.dumps(out, default=str))
             finally:
                 os._exit(0)
         os.close(w)
