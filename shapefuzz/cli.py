@@ -58,7 +58,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export.")
+@click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export, and torch-env under its default config.")
 @click.option("--config", "configs", multiple=True,
               help="Named config (repeatable), or 'all'. Default: each system's default configs "
                    "(`shapefuzz systems` lists them and what each switches).")
@@ -209,11 +209,19 @@ def replay(paths, max_elements, record):
 @cli.command()
 def systems():
     """List every system, the configs it runs by default, and what each named config switches."""
-    from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS, unavailable
+    from shapefuzz.systems import (
+        CONFIGS,
+        DEFAULT_CONFIGS,
+        OPT_IN,
+        SYSTEMS,
+        targets_for,
+        unavailable,
+    )
     from shapefuzz.systems.describe import describe
 
     every = [(s, c) for s in SYSTEMS for c in CONFIGS[s] + tuple(OPT_IN.get(s, ()))]
     gone = {(k.system, k.config): k.reason for k in unavailable(every)}  # Note [torch names]
+    click.echo("a campaign without --system runs: " + ", ".join(f"{s} {c}" for s, c in targets_for()))
     for s in SYSTEMS:
         click.echo(f"{s} (runs by default: {', '.join(DEFAULT_CONFIGS.get(s, CONFIGS[s]))})")
         for c in CONFIGS[s] + tuple(OPT_IN.get(s, ())):

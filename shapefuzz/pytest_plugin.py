@@ -29,7 +29,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--shapefuzz-budget", type=float, default=None, metavar="SECONDS",
                 help="Run a shapefuzz campaign of this many seconds as one test.")
     g.addoption("--shapefuzz-system", action="append", default=[], metavar="SYSTEM",
-                help="System for --shapefuzz-budget (repeatable; default: make_fx and export).")
+                help="System for --shapefuzz-budget (repeatable; default: make_fx, export and torch-env).")
     g.addoption("--shapefuzz-config", action="append", default=[], metavar="CONFIG",
                 help="Named config for --shapefuzz-budget (repeatable, or 'all'; default: each "
                      "system's default configs, as `shapefuzz fuzz`).")

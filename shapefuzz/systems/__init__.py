@@ -62,7 +62,19 @@ OPT_IN = {"compile": tuple(OPT_IN_CONFIGS)}
 #: configs a campaign runs when no --config is given (the traced systems are slow per config)
 DEFAULT_CONFIGS = {"make_fx": ("default",), "export": ("default",),
                    "compile": ("default", "dynamic=True", "mark-dynamic", "aot_eager")}
-DEFAULT_SYSTEMS = ("make_fx", "export")
+# Note [default systems]: a campaign that names no system runs make_fx and export on tensor
+# programs and torch-env, under its default config only, on question programs (the campaign
+# draws each program from either kind). The mutation benchmark (benchmarks/mutation_bench.py)
+# showed why torch-env belongs there: a regression in static evaluation, ranges or the sympy
+# functions is asked about by question programs in seconds, while tensor programs reach it after
+# hundreds of programs or never (statically_known_true returning True: torch-env found it in 13 s,
+# make_fx and export at program 289; an off-by-one in _reduce_to_lowest_terms changed only
+# torch-env's answers on 400 fixed programs). Question programs are cheap, so the tracers keep
+# most of the budget; torch-env's toggles (16 configs, one job each) are `--system torch-env`'s.
+#: the systems of a campaign that names none (Note [default systems])
+DEFAULT_SYSTEMS = ("make_fx", "export", "torch-env")
+#: their configs there when no --config is given; `--system torch-env` alone runs every toggle
+UNNAMED_CONFIGS = {"torch-env": ("default",)}
 #: which program kinds each system runs
 KINDS = {"eager": ("tensors",), "make_fx": ("tensors",), "export": ("tensors",), "compile": ("tensors",),
          "torch-env": ("questions",), "ref": ("questions", "tensors")}
@@ -83,7 +95,8 @@ def targets_for(systems: tuple[str, ...] = (), configs: tuple[str, ...] = ()) ->
     out = []
     for s in systems or DEFAULT_SYSTEMS:
         known = CONFIGS[s] + OPT_IN.get(s, ())
-        names = (CONFIGS[s] if "all" in configs else configs) if configs else DEFAULT_CONFIGS.get(s, CONFIGS[s])
+        default = (None if systems else UNNAMED_CONFIGS.get(s)) or DEFAULT_CONFIGS.get(s, CONFIGS[s])
+        names = (CONFIGS[s] if "all" in configs else configs) if configs else default
         for c in names:
             if c not in known:
                 raise BadInput(f"config {c!r} is not a config of {s}; known: {', '.join(known)} "

@@ -28,6 +28,7 @@ from __future__ import annotations
 import operator
 import re
 import time
+import warnings
 from dataclasses import replace
 from functools import lru_cache
 from typing import Any
@@ -144,7 +145,9 @@ class _Run:
             self.learn(n_guards, n_asserts, cond.node.expr if isinstance(cond, torch.SymBool) else None)
         elif ins.op == "check_is_size":
             v, n_guards, n_asserts = self.arg(a[0]), len(self.se.guards), self.se.num_deferred_runtime_asserts
-            torch._check_is_size(v)
+            with warnings.catch_warnings():  # torch 2.13 deprecates it; the op stands for that API
+                warnings.simplefilter("ignore", FutureWarning)
+                torch._check_is_size(v)
             self.learn(n_guards, n_asserts, sympy.Ge(v.node.expr, 0) if isinstance(v, torch.SymInt) else None)
         elif ins.op == "constrain_range":
             self.constrain(self.arg(a[0]), a[1], a[2])
