@@ -1,4 +1,5 @@
-"""Behaviour kept across a refactor: fixed-seed campaigns (the default systems, torch-env with
+"""Behaviour kept across a refactor: fixed-seed campaigns (make_fx and export, the default systems
+before torch-env joined them (Note [default systems]), torch-env with
 every config, compile, and seed 7 over the layout and control families, where the classes of
 the first recording that the default programs no longer meet live: its `_layout_note`) give
 the same sets of finding signatures as they did before the code moved

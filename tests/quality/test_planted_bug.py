@@ -13,8 +13,10 @@ PLANTED = "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY=true"
 
 
 def _fuzz(out, *extra):
-    cmd = [sys.executable, "-m", "shapefuzz", "fuzz", "--budget", "100", "--seed", "0", "--workers", "2",
-           "--quiet", "--out", str(out), *extra]
+    # the two tracers, the default systems this test was measured with (torch-env joined the
+    # default later: Note [default systems]); the planted flip is met by tensor programs
+    cmd = [sys.executable, "-m", "shapefuzz", "fuzz", "--system", "make_fx", "--system", "export", "--budget",
+           "100", "--seed", "0", "--workers", "2", "--quiet", "--out", str(out), *extra]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     return r.returncode, json.loads((out / "report.json").read_text())
 
