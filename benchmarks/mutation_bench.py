@@ -144,7 +144,8 @@ def _bench_all(counted: list[Mutant], a: argparse.Namespace, results: JsonlStore
 
 def _torch_tests_all(counted: list[Mutant], a: argparse.Namespace, env: dict, version: str) -> int:
     """Torch's own tests against the counted mutants (mutation/torch_tests.py), resumable in
-    WORK/torch_tests.jsonl; prints the kill rate beside nothing else (the table reads both)."""
+    WORK/torch_tests.jsonl; prints the kill rate (benchmarks/README.md's results put it beside the
+    campaigns' score, mutant by mutant)."""
     from mutation.torch_tests import TorchTests
 
     tests = TorchTests(tuple(f.resolve() for f in a.torch_tests), a.work, a.torch_tests_k)
