@@ -204,9 +204,9 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
                                      "workers": a.workers, "baseline_cache": not a.no_baseline_cache})
 
     same = {k: results.match[k] for k in ("torch_version", "budget", "seed", "workers")}
-    before = JsonlStore(a.compare, same).rows if a.compare is not None else None
 
-    def write_table() -> None:
+    def write_table() -> None:  # the earlier run's rows read afresh: it may still be running
+        before = JsonlStore(a.compare, same).rows if a.compare is not None else None
         a.table.parent.mkdir(parents=True, exist_ok=True)
         a.table.write_text(render(meta, chosen, triage_store.rows, results.rows, before, str(a.compare or "")) + "\n")
 

@@ -292,17 +292,14 @@ def _smoke() -> str:
 
 
 def code_key() -> str:
-    """torch's version and a digest of shapefuzz's source and of this file: a cached reference run
-    measured under other code is not this one's (the digests would differ for reasons other than
-    a mutant)."""
+    """torch's version, shapefuzz's source (the A/B cache's digest of it) and this file: a cached
+    reference run measured under other code is not this one's (the digests would differ for
+    reasons other than a mutant)."""
     import torch
 
-    import shapefuzz
+    from shapefuzz.campaign.baseline_cache import source_digest
 
-    h = hashlib.sha256(torch.__version__.encode() + Path(__file__).read_bytes())
-    root = Path(shapefuzz.__file__).resolve().parents[1]
-    for f in sorted([*root.glob("shapefuzz/**/*.py"), *root.glob("strategies/**/*.py")]):
-        h.update(f.read_bytes())
+    h = hashlib.sha256(torch.__version__.encode() + Path(__file__).read_bytes() + source_digest().encode())
     return h.hexdigest()[:16]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import statistics
 from collections import Counter
 from collections.abc import Callable
 
@@ -63,10 +64,9 @@ def _comparison(counted: list[Mutant], results: dict, before: dict, label: str) 
         lost = [m.id for m in both if _detected(before.get(m.id), mode) and not _detected(results.get(m.id), mode)]
         progs = [(before[m.id]["modes"][mode]["programs"], results[m.id]["modes"][mode]["programs"]) for m in both
                  if mode in before[m.id].get("modes", {}) and mode in results[m.id].get("modes", {})]
-        med = sorted(progs, key=lambda x: x[0])[len(progs) // 2][0] if progs else 0
-        med2 = sorted(progs, key=lambda x: x[1])[len(progs) // 2][1] if progs else 0
+        med = [statistics.median_high(side) if side else 0 for side in zip(*progs)] or [0, 0]
         out.append(f"- {mode}: {_pct(was, len(both))} -> {_pct(now, len(both))}; gained {', '.join(gained) or 'none'}; "
-                   f"lost {', '.join(lost) or 'none'}; median programs per campaign {med} -> {med2}")
+                   f"lost {', '.join(lost) or 'none'}; median programs per campaign {med[0]} -> {med[1]}")
     out.append("")
     out += _score_table("By operator", lambda m: m.operator.value, counted, results, before)
     out += _score_table("By file", lambda m: m.path, counted, results, before)

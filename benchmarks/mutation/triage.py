@@ -130,7 +130,6 @@ class Triager:
         if not programs:
             return Verdict.UNREACHED, f"line {m.line} (statement at {m.stmt_line}) not executed by " \
                                       f"{self.s.programs} generated programs"
-        self.lines()
         self._probe.stdin.write(json.dumps({"spec": spec_of(m), "programs": programs}) + "\n")
         self._probe.stdin.flush()
         answer = self._read(f"mutant {m.id}")

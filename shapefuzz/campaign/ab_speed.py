@@ -11,7 +11,6 @@ from shapefuzz.oracles.ab import SLOW_MIN_S, SLOWDOWN
 __all__ = ["improvement_summary", "read_samples", "speed_summary"]
 
 
-
 def _quantile(xs: list[float], q: float) -> float:
     xs = sorted(xs)
     return xs[min(len(xs) - 1, max(0, round(q * (len(xs) - 1))))]
