@@ -61,6 +61,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--no-baseline-cache", action="store_true",
                     help="A/B campaigns without the baseline cache (WORK/baseline-cache.sqlite, shared "
                          "by every mutant's campaign): each pays for its baseline, as a first run does")
+    ap.add_argument("--whole-budget", action="store_true",
+                    help="run every campaign to the end of its budget instead of stopping it at its "
+                         "first detection (Note [early stop] in mutation/watch.py): same verdicts, "
+                         "about twice the time; for program counts")
     ap.add_argument("--triage-programs", type=_positive(int), default=200,
                     help="the fixed program set of triage's coverage and observation (default 200)")
     ap.add_argument("--work", type=Path, default=Path("mutation-work"), help="patch folders, campaigns, caches")
@@ -133,7 +137,8 @@ def _bench_all(counted: list[Mutant], a: argparse.Namespace, results: JsonlStore
         for mode in Mode:
             r = run_mode(mode, patch, (a.work / "campaigns" / m.id / mode.value).resolve(), settings)
             modes[mode.value] = r.to_json()
-            print(f"bench {k}/{len(todo)} {m.id} {mode.value}: {'detected' if r.detected else 'survived'} "
+            print(f"bench {k}/{len(todo)} {m.id} {mode.value}: {'detected' if r.detected else 'survived'}"
+                  f"{' (stopped there)' if r.stopped_early else ''} "
                   f"({r.elapsed_s:.0f} s, {r.programs} programs, {r.findings} confirmed findings"
                   f"{', oracles ' + ','.join(r.oracles) if r.oracles else ''}{'; ' + r.error if r.error else ''})",
                   flush=True)
@@ -221,7 +226,8 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
         return _torch_tests_all(counted, a, env, version)
     if not a.only_triage:
         settings = BenchSettings(a.budget, a.seed, a.workers, env=env,
-                                 baseline_cache=None if a.no_baseline_cache else a.work / "baseline-cache.sqlite")
+                                 baseline_cache=None if a.no_baseline_cache else a.work / "baseline-cache.sqlite",
+                                 early_stop=not a.whole_budget)
         _bench_all(counted, a, results, settings, write_table)
     print(f"table: {a.table}")
     return 0

@@ -15,7 +15,10 @@ not the mutant."""
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,11 +27,14 @@ from enum import Enum
 from pathlib import Path
 
 from mutation.apply import clean_env, mutant_env
+from mutation.watch import Seen, Watch, known_signatures
 
 __all__ = ["BenchSettings", "Checked", "Mode", "ModeResult", "run_mode"]
 
 #: confirmed findings whose repro is run both ways, per campaign (most campaigns have a few)
 MAX_CHECKED = 12
+#: seconds between two looks at a running campaign's finding folders (Note [early stop])
+POLL_S = 1.0
 
 
 class Mode(Enum):
@@ -47,6 +53,8 @@ class BenchSettings:
     #: A/B: the baseline cache every mutant's campaign shares (Note [baseline cache]): the
     #: baseline is the same unmodified torch for all of them, as for a patch author's reruns
     baseline_cache: Path | None = None
+    #: stop a campaign at its first detection (Note [early stop]); the verdict stays the same
+    early_stop: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,9 +77,10 @@ class ModeResult:
     exit_code: int | None  # the campaign's (None: it timed out)
     elapsed_s: float
     programs: int
-    findings: int  # confirmed findings
+    findings: int  # confirmed findings (stopped early: the one its watcher checked)
     checked: tuple[Checked, ...]
     error: str = ""  # why the campaign gave no report
+    stopped_early: bool = False  # stopped at its first detection (Note [early stop])
 
     @property
     def detected(self) -> bool:
@@ -88,6 +97,7 @@ class ModeResult:
     def to_json(self) -> dict:
         return {"mode": self.mode.value, "exit_code": self.exit_code, "elapsed_s": self.elapsed_s,
                 "programs": self.programs, "findings": self.findings, "error": self.error,
+                "stopped_early": self.stopped_early,
                 "detected": self.detected, "detected_late": self.detected_late, "oracles": self.oracles,
                 "checked": [{"signature": c.signature, "oracle": c.oracle, "mutant_exit": c.mutant_exit,
                              "clean_exit": c.clean_exit, "detects": c.detects, "late": c.late}
@@ -99,8 +109,17 @@ def _command(mode: Mode, out: Path, s: BenchSettings) -> list[str]:
            "--workers", str(s.workers), "--quiet", "--out", str(out)]
     if mode is Mode.AB:  # an empty value unsets PYTHONPATH in the baseline (DESIGN.md contracts)
         cmd += ["--baseline-env", f"PYTHONPATH={clean_env(s.env).get('PYTHONPATH', '')}"]
-        cmd += ["--baseline-cache", str(s.baseline_cache)] if s.baseline_cache else ["--no-baseline-cache"]
+        if _fuzz_has(s.python, "--baseline-cache"):  # an older shapefuzz (the before side) has none
+            cmd += ["--baseline-cache", str(s.baseline_cache)] if s.baseline_cache else ["--no-baseline-cache"]
     return cmd
+
+
+@functools.cache
+def _fuzz_has(python: str, option: str) -> bool:
+    """Whether that interpreter's `shapefuzz fuzz` knows `option` (read from its --help)."""
+    p = subprocess.run([python, "-m", "shapefuzz", "fuzz", "--help"], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=120, cwd="/")
+    return option in p.stdout
 
 
 def repro_exit(python: str, case_dir: Path, env: dict, timeout_s: float) -> int | None:
@@ -111,46 +130,100 @@ def repro_exit(python: str, case_dir: Path, env: dict, timeout_s: float) -> int 
         return None
 
 
-def _checked(report: dict, out: Path, env: dict, s: BenchSettings) -> tuple[Checked, ...]:
+def _checked(report: dict, out: Path, env: dict, s: BenchSettings, watch: Watch) -> tuple[Checked, ...]:
     """Note [detected]: the confirmed findings, each repro.py run both ways (stops at the first
-    that detects: one is enough, and each run imports torch)."""
+    that detects: one is enough, and each run imports torch); a row the watcher checked during
+    the campaign (Note [early stop]) is reused."""
     rows = [f for f in report.get("findings", []) if f.get("confirmed")][:MAX_CHECKED]
     rows += [f for f in report.get("unconfirmed", []) if f.get("confirm_timed_out")][:MAX_CHECKED]
     out_rows: list[Checked] = []
     for f in rows:
         case = Path(f["case_dir"])
         case = case if case.is_absolute() else out.parent / case
-        c = Checked(f["signature"], f["oracle"], repro_exit(s.python, case, env, s.repro_timeout_s),
-                    repro_exit(s.python, case, clean_env(s.env), s.repro_timeout_s),
-                    not f.get("confirmed"))
+        seen = watch.checked(case)
+        exits = (seen.mutant_exit, seen.clean_exit) if seen else _both_ways(case, env, s)
+        c = Checked(f["signature"], f["oracle"], *exits, not f.get("confirmed"))
         out_rows.append(c)
         if c.detects and not c.late:
             break
     return tuple(out_rows)
 
 
-def _campaign(mode: Mode, out: Path, env: dict, s: BenchSettings) -> tuple[int | None, list[str]]:
-    """(exit code, last line of its output); a finished campaign of an interrupted run is kept."""
+def _both_ways(case: Path, env: dict, s: BenchSettings) -> tuple[int | None, int | None]:
+    return (repro_exit(s.python, case, env, s.repro_timeout_s),
+            repro_exit(s.python, case, clean_env(s.env), s.repro_timeout_s))
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    """How one campaign process ended."""
+    exit_code: int | None
+    tail: str  # the last line of its output
+    early: Seen | None = None  # the detection it was stopped at (Note [early stop])
+
+
+def _campaign(mode: Mode, out: Path, env: dict, s: BenchSettings, watch: Watch) -> Ran:
+    """The campaign, watched (Note [early stop]); a finished campaign of an interrupted run is
+    kept."""
     if (out / "report.json").exists():
-        return None, ["finished before"]
+        return Ran(None, "finished before")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    log = out.parent / f"{mode.value}.log"
+    t0 = time.monotonic()
+    with log.open("w") as sink:  # its own session: stopping it stops its workers too
+        p = subprocess.Popen(_command(mode, out, s), env=env, stdout=sink, stderr=subprocess.STDOUT,
+                             stdin=subprocess.DEVNULL, start_new_session=True,
+                             cwd=out.parent)  # not a checkout's folder: `-m shapefuzz` would import it
+        while p.poll() is None:
+            time.sleep(POLL_S)
+            hit = watch.poll() if s.early_stop else None
+            if hit is not None and time.monotonic() - t0 <= s.budget_s:
+                _stop(p)
+                return Ran(None, "stopped at its first detection", hit)
+            if time.monotonic() - t0 > s.budget_s * 3 + 600:
+                _stop(p)
+                return Ran(None, "the campaign did not end in 3x its budget + 600 s")
+    lines = log.read_text(errors="replace").strip().splitlines()
+    return Ran(p.returncode, lines[-1] if lines else "")
+
+
+def _stop(p: subprocess.Popen) -> None:
+    for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
+        try:
+            os.killpg(p.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _programs_so_far(out: Path) -> int:
+    """Programs of a stopped campaign, from its checkpoint (written each second)."""
     try:
-        p = subprocess.run(_command(mode, out, s), env=env, capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL, timeout=s.budget_s * 3 + 600)
-    except subprocess.TimeoutExpired:
-        return None, ["the campaign did not end in 3x its budget + 600 s"]
-    return p.returncode, (p.stderr or p.stdout).strip().splitlines()[-1:] or [""]
+        return int(json.loads((out / "campaign-state.json").read_text())["stats"]["programs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def run_mode(mode: Mode, patch_dir: Path, out: Path, s: BenchSettings) -> ModeResult:
     """One campaign of `mode` under the mutant in `patch_dir`, its findings checked."""
     env = mutant_env(patch_dir, s.env)
+    watch = Watch(out, lambda case: _both_ways(case, env, s), known_signatures())
     t0 = time.monotonic()
-    code, tail = _campaign(mode, out, env, s)
+    ran = _campaign(mode, out, env, s, watch)
     elapsed = round(time.monotonic() - t0, 1)
+    if ran.early is not None:
+        hit = ran.early
+        return ModeResult(mode, None, elapsed, _programs_so_far(out), 1,
+                          (Checked(hit.signature, hit.oracle, hit.mutant_exit, hit.clean_exit),),
+                          stopped_early=True)
     report_file = out / "report.json"
     if not report_file.exists():
-        return ModeResult(mode, code, elapsed, 0, 0, (), f"no report.json: {tail[0][:300]}")
+        return ModeResult(mode, ran.exit_code, elapsed, 0, 0, (), f"no report.json: {ran.tail[:300]}")
     report = json.loads(report_file.read_text())
     confirmed = sum(bool(f.get("confirmed")) for f in report.get("findings", []))
-    return ModeResult(mode, code, elapsed, report.get("programs", 0), confirmed,
-                      _checked(report, out, env, s))
+    return ModeResult(mode, ran.exit_code, elapsed, report.get("programs", 0), confirmed,
+                      _checked(report, out, env, s, watch))

@@ -62,11 +62,12 @@ def _comparison(counted: list[Mutant], results: dict, before: dict, label: str) 
         now = sum(_detected(results.get(m.id), mode) for m in both)
         gained = [m.id for m in both if _detected(results.get(m.id), mode) and not _detected(before.get(m.id), mode)]
         lost = [m.id for m in both if _detected(before.get(m.id), mode) and not _detected(results.get(m.id), mode)]
-        progs = [(before[m.id]["modes"][mode]["programs"], results[m.id]["modes"][mode]["programs"]) for m in both
-                 if mode in before[m.id].get("modes", {}) and mode in results[m.id].get("modes", {})]
+        runs = [(before[m.id].get("modes", {}).get(mode), results[m.id].get("modes", {}).get(mode)) for m in both]
+        progs = [(b["programs"], a["programs"]) for b, a in runs  # whole budgets only (Note [early stop])
+                 if b and a and not b.get("stopped_early") and not a.get("stopped_early")]
         med = [statistics.median_high(side) if side else 0 for side in zip(*progs)] or [0, 0]
         out.append(f"- {mode}: {_pct(was, len(both))} -> {_pct(now, len(both))}; gained {', '.join(gained) or 'none'}; "
-                   f"lost {', '.join(lost) or 'none'}; median programs per campaign {med[0]} -> {med[1]}")
+                   f"lost {', '.join(lost) or 'none'}; median programs per whole-budget campaign {med[0]} -> {med[1]} ({len(progs)} pairs)")
     out.append("")
     out += _score_table("By operator", lambda m: m.operator.value, counted, results, before)
     out += _score_table("By file", lambda m: m.path, counted, results, before)

@@ -9,9 +9,11 @@ import dataclasses
 import difflib
 import importlib
 import inspect
+import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,7 @@ def test_sample_is_deterministic_and_stratified():
 # ---- applying a mutant ---------------------------------------------------------------------------
 PROBE = """\
 import sys
+import time
 assert "torch" not in sys.modules, "the patch folder imported torch at start-up"
 from torch.fx.experimental.symbolic_shapes import is_concrete_int
 from torch._functorch._aot_autograd import collect_metadata_analysis as alias
@@ -350,3 +353,81 @@ def test_the_table_puts_an_earlier_run_beside_this_one():
     assert "- default: 1/2 (50%) -> 1/2 (50%); gained none; lost none" in text
     assert "median programs per campaign 40 -> 90" in text
     assert "before -> after" not in render(meta, ms, triage, after)
+
+
+def _case(out: Path, name: str, signature: str, age_s: float = 5.0, **finding) -> Path:
+    """A finished campaign's case folder as corpus.save_case leaves it (case.json last)."""
+    d = out / "findings" / name
+    d.mkdir(parents=True)
+    (d / "repro.py").write_text("raise SystemExit(1)\n")
+    case = d / "case.json"
+    case.write_text(json.dumps({"kind": "shapefuzz-case", "finding": {"signature": signature, **finding}}))
+    t = time.time() - age_s
+    os.utime(case, (t, t))
+    return d
+
+
+def test_watch_checks_new_findings_only_and_stops_at_the_first_detection(tmp_path):
+    from mutation.watch import Watch
+
+    _case(tmp_path, "a-known", "eager-agreement:trace-error:make_fx:default:K")
+    _case(tmp_path, "b-pre", "ab:regression:make_fx:default:x", pre_existing=True)
+    _case(tmp_path, "c-slow", "ab:slowdown:export:default")
+    _case(tmp_path, "d-fails-both", "truth:wrong-claim:torch-env:default:A")
+    _case(tmp_path, "e-young", "ab:weaker-guards:export:default", age_s=0.0)
+    exits = {"d-fails-both": (1, 1), "e-young": (1, 0), "f-detects": (1, 0)}
+    calls = []
+
+    def check(case):
+        calls.append(case.name)
+        return exits[case.name]
+
+    w = Watch(tmp_path, check, is_known=lambda sig: sig.endswith(":K"))
+    assert w.poll() is None  # the young folder may still be written: left for the next poll
+    assert calls == ["d-fails-both"]
+    (tmp_path / "findings" / "f-unreadable").mkdir()
+    (tmp_path / "findings" / "f-unreadable" / "case.json").write_text("{not json")
+    os.utime(tmp_path / "findings" / "e-young" / "case.json", (time.time() - 5, time.time() - 5))
+    hit = w.poll()
+    assert hit is not None and hit.signature == "ab:weaker-guards:export:default" and hit.oracle == "ab"
+    assert calls == ["d-fails-both", "e-young"]  # known, pre-existing and timing ones never run
+    assert w.checked(tmp_path / "findings" / "d-fails-both").clean_exit == 1
+    assert w.checked(tmp_path / "findings" / "a-known") is None
+    assert tmp_path / "findings" / "f-unreadable" not in {p.parent for p in w.seen}
+
+
+def test_a_campaign_is_stopped_at_its_first_detection_and_its_workers_with_it(tmp_path, monkeypatch):
+    from mutation import bench
+
+    out = tmp_path / "camp" / "default"
+    pidfile = tmp_path / "child.pid"
+    # a "campaign" that saves one finding, starts a worker, and would run for 10 minutes
+    script = (f"import json, os, subprocess, sys, time; from pathlib import Path\n"
+              f"w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
+              f"Path({str(pidfile)!r}).write_text(str(w.pid))\n"
+              f"d = Path({str(out)!r}) / 'findings' / 'x'; d.mkdir(parents=True)\n"
+              f"(d / 'repro.py').write_text('')\n"
+              f"(d / 'case.json').write_text(json.dumps({{'finding': {{'signature': 'ab:regression:e:d'}}}}))\n"
+              f"time.sleep(600)\n")
+    monkeypatch.setattr(bench, "_command", lambda mode, out, s: [sys.executable, "-c", script])
+    monkeypatch.setattr(bench, "_both_ways", lambda case, env, s: (1, 0))
+    monkeypatch.setattr(bench, "POLL_S", 0.2)
+    s = bench.BenchSettings(budget_s=60, seed=0, workers=1, env=dict(os.environ))
+    t0 = time.monotonic()
+    r = bench.run_mode(bench.Mode.DEFAULT, tmp_path / "patch", out, s)
+    assert r.stopped_early and r.detected and r.checked[0].signature == "ab:regression:e:d"
+    assert time.monotonic() - t0 < 30
+    worker = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[1].startswith("Z"))
