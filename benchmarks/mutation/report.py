@@ -67,7 +67,7 @@ def _comparison(counted: list[Mutant], results: dict, before: dict, label: str) 
                  if b and a and not b.get("stopped_early") and not a.get("stopped_early")]
         med = [statistics.median_high(side) if side else 0 for side in zip(*progs)] or [0, 0]
         out.append(f"- {mode}: {_pct(was, len(both))} -> {_pct(now, len(both))}; gained {', '.join(gained) or 'none'}; "
-                   f"lost {', '.join(lost) or 'none'}; median programs per whole-budget campaign {med[0]} -> {med[1]} ({len(progs)} pairs)")
+                   f"lost {', '.join(lost) or 'none'}; median programs per whole-budget campaign {med[0]} -> {med[1]} (pairs: {len(progs)})")
     out.append("")
     out += _score_table("By operator", lambda m: m.operator.value, counted, results, before)
     out += _score_table("By file", lambda m: m.path, counted, results, before)

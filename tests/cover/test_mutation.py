@@ -351,7 +351,10 @@ def test_the_table_puts_an_earlier_run_beside_this_one():
     text = render(meta, ms, triage, after, before, "before.jsonl")
     assert "- ab: 0/2 (0%) -> 2/2 (100%)" in text and f"gained {ms[0].id}, {ms[1].id}" in text
     assert "- default: 1/2 (50%) -> 1/2 (50%); gained none; lost none" in text
-    assert "median programs per campaign 40 -> 90" in text
+    assert "median programs per whole-budget campaign 40 -> 90 (pairs: 2)" in text
+    after[ms[1].id]["modes"]["ab"]["stopped_early"] = True  # its program count is not a budget's
+    text = render(meta, ms, triage, after, before, "before.jsonl")
+    assert "median programs per whole-budget campaign 40 -> 90 (pairs: 1)" in text
     assert "before -> after" not in render(meta, ms, triage, after)
 
 
