@@ -231,13 +231,32 @@ def systems():
 
 
 @cli.command()
-@click.argument("folder", type=click.Path())
-def report(folder):
-    """Re-render report.md and report.html of a campaign folder from its report.json."""
-    from shapefuzz.report import rerender
+@click.argument("folders", nargs=-1, type=click.Path())
+@click.option("--merge", is_flag=True,
+              help="Merge the campaigns in FOLDERS (e.g. the machines sharing one --database) "
+                   "into one report in --out: findings once per signature, counters summed.")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="With --merge: the folder for the merged report.json/md/html.")
+def report(folders, merge, out):
+    """Re-render report.md and report.html of a campaign folder from its report.json, or
+    (--merge DIR [DIR ...] --out MERGED) write one report of several campaigns. Exit 0 when the
+    report is written (it judges no finding: the campaigns' exit codes did), 2 on bad input."""
+    if merge:
+        if out is None:
+            raise BadInput("--merge needs --out MERGED, the folder for the merged report")
+        from shapefuzz.report.merge import write_merged
 
-    out = rerender(Path(folder))
-    click.echo(f"{out / 'report.md'}\n{out / 'report.html'}")
+        written = write_merged(folders, out)
+    else:
+        if out is not None:
+            raise BadInput(f"--out {out} is for --merge; `shapefuzz report FOLDER` re-renders in FOLDER")
+        if len(folders) != 1:
+            raise BadInput(f"report: give one campaign folder (got {len(folders)}), or "
+                           "--merge DIR [DIR ...] --out MERGED")
+        from shapefuzz.report import rerender
+
+        written = rerender(Path(folders[0]))
+    click.echo(f"{written / 'report.md'}\n{written / 'report.html'}")
 
 
 @cli.command()

@@ -134,8 +134,14 @@ def case_href(case_dir: str) -> str:
     return "/".join(parts[-2:]) if len(parts) >= 2 and parts[-2] == "findings" else str(case_dir)
 
 
-def _case_link(case_dir: str) -> str:
-    return f"[{case_href(case_dir)}]({case_href(case_dir)})"
+def _href(row: dict[str, Any]) -> str:
+    """A finding row's case link: its own `case_href` when it has one (a merged report's rows
+    link the campaigns' folders, Note [fleet report] in report/merge.py), else case_href."""
+    return row.get("case_href") or case_href(row["case_dir"])
+
+
+def _case_link(row: dict[str, Any]) -> str:
+    return f"[{_href(row)}]({_href(row)})"
 
 
 def _rerun(d: dict[str, Any]) -> list[str]:
@@ -149,9 +155,10 @@ def _rerun(d: dict[str, Any]) -> list[str]:
 
 def render_md(d: dict[str, Any]) -> str:
     from shapefuzz.report.ab import ab_md
+    from shapefuzz.report.merge import fleet_md
 
-    lines = ["# shapefuzz campaign report", "", _headline(d), ""] + _rerun(d)
-    lines += _md_buckets(d) + ab_md(d) + ["## Findings", ""]
+    lines = [f"# {_title(d)}", "", _headline(d), ""] + _rerun(d)
+    lines += _md_buckets(d) + fleet_md(d) + ab_md(d) + ["## Findings", ""]
     if not d["findings"]:
         lines += ["No confirmed finding.", ""]
     for f in d["findings"]:
@@ -169,6 +176,11 @@ def render_md(d: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _title(d: dict[str, Any]) -> str:
+    n = len(d.get("campaigns") or ())
+    return f"shapefuzz fleet report ({n} campaigns merged)" if n else "shapefuzz campaign report"
+
+
 def _kv(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))) or "(none)"
 
@@ -183,7 +195,7 @@ def _md_buckets(d: dict[str, Any]) -> list[str]:
     for r in rows:
         first = f"{r['first_s']:.1f} s (#{r['first_program']})" if "first_s" in r else "-"
         out.append(f"| {r['status']} | {r.get('count', 1)} | {first} | {r.get('n_instrs', '-')} instrs | "
-                   f"`{r['signature']}` | {', '.join(r['configs'])} | {_case_link(r['case_dir'])} |")
+                   f"`{r['signature']}` | {', '.join(r['configs'])} | {_case_link(r)} |")
     return out + [""]
 
 
@@ -198,7 +210,7 @@ def _md_finding(f: dict[str, Any]) -> list[str]:
            f"- signature `{f['signature']}`"]
     if f.get("blame"):
         out.append(f"- blame: {f['blame']}")
-    return out + [(f"- case: {_case_link(f['case_dir'])}; replay: `shapefuzz replay {f['case_dir']}`; "
+    return out + [(f"- case: {_case_link(f)}; replay: `shapefuzz replay {f['case_dir']}`; "
                   f"repro: `python {f['case_dir']}/repro.py`"), "", "```", f["program"], "```", "",
                   f["detail"], ""]
 
@@ -208,7 +220,7 @@ def unconfirmed_section(d: dict[str, Any]) -> list[str]:
     if not d.get("unconfirmed"):
         return []
     return (["## Unconfirmed (repro.py did not reproduce; not counted, not bucketed)", ""]
-            + [f"- `{u['signature']}`: {u['summary']} ({_case_link(u['case_dir'])}){_step_error(u)}"
+            + [f"- `{u['signature']}`: {u['summary']} ({_case_link(u)}){_step_error(u)}"
                for u in d["unconfirmed"]]
             + [""])
 
@@ -263,18 +275,19 @@ def _z3_counts(d: dict[str, Any]) -> dict[str, int]:
 def render_html(d: dict[str, Any]) -> str:
     from shapefuzz.report import plots as report_plots
     from shapefuzz.report.ab import ab_html
+    from shapefuzz.report.merge import fleet_html
 
     figs = report_plots.figures(d, _families(d), _z3_counts(d))
     plots, script = report_plots.render(figs)
     esc = html.escape
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>shapefuzz report</title>",
+    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>" + esc(_title(d)) + "</title>",
              ("<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:"
              "collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}"
              "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.new{color:#b00}.known{color:#777}"
              ".shapefuzz-plot{width:100%;min-height:360px}.wide{overflow-x:auto;max-width:100%}"
              "td code{word-break:break-all}details{margin:1em 0}</style>"), script, "</head><body>",
-             "<h1>shapefuzz campaign report</h1>", f"<p>{esc(_headline(d))}</p>", to_html("\n".join(_rerun(d)))]
-    parts += _html_buckets(d) + ab_html(d)
+             f"<h1>{esc(_title(d))}</h1>", f"<p>{esc(_headline(d))}</p>", to_html("\n".join(_rerun(d)))]
+    parts += _html_buckets(d) + fleet_html(d) + ab_html(d)
     parts += ["<h2>Plots</h2>", plots]
     parts += ["<h2>Findings</h2>"] + (["<p>No confirmed finding.</p>"] if not d["findings"] else [])
     for f in d["findings"]:  # the markdown sections, rendered
@@ -302,6 +315,6 @@ def _html_buckets(d: dict[str, Any]) -> list[str]:
                    f"<td>{esc(first)}</td><td>{esc(str(r.get('n_instrs', '-')))} instrs</td>"
                    f"<td><code>{esc(r['signature'])}</code></td><td>{esc(', '.join(r['configs']))}</td>"
                    f"<td>{esc(r.get('blame', ''))}</td>"
-                   f"<td><a href='{esc(case_href(r['case_dir']), quote=True)}'>{esc(case_href(r['case_dir']))}</a>"
+                   f"<td><a href='{esc(_href(r), quote=True)}'>{esc(_href(r))}</a>"
                    "</td></tr>")
     return out + ["</table></div>"]

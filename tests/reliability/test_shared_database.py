@@ -6,18 +6,13 @@ them from Redis at start-up and reports A's findings without generating anything
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
-REDIS = shutil.which("redis-server")
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    REDIS is None, reason="redis-server is not installed (apt-get install -y redis-server; .ci/run "
-                          "installs it)")]
+pytestmark = pytest.mark.slow  # the redis_url fixture (conftest.py) skips when redis-server is absent
 
 ARGS = ["--system", "make_fx", "--family", "planted", "--family", "pointwise", "--max-ops", "3",
         "--plugin", "planted_ops", "--no-confirm", "--quiet", "--shrink-budget", "5", "--workers", "1"]
@@ -27,30 +22,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture
-def redis_url(tmp_path):
-    import redis
-
-    port = _free_port()
-    proc = subprocess.Popen([REDIS, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-                             "--appendonly", "no", "--dir", str(tmp_path)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(port=port)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            client.ping()
-            break
-        except redis.ConnectionError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                pytest.fail(f"redis-server did not start on port {port}")
-            time.sleep(0.1)
-    yield f"redis://127.0.0.1:{port}/0", client
-    proc.terminate()
-    proc.wait(10)
 
 
 def fuzz(args, env, out):
