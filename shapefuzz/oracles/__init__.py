@@ -10,6 +10,7 @@ from shapefuzz.oracles import (  # noqa: F401  (each module registers its oracle
     frontends,
     history,
     metamorphic,
+    performance,
     recompile,
     replay,
     soundness,

@@ -64,8 +64,9 @@ def _replays_of(finding: Finding, obs: Observation, kind: str):
 #: and each other (the finding's kind says which check); one system under several configs; or
 #: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed;
 #: question programs: the issue form raises it and runs the proof itself); or one question in
-#: the live env against a fresh env holding the same facts (history)
-COMPARES = ("eager", "runs", "graphs", "configs", "proof", "fresh-env")
+#: the live env against a fresh env holding the same facts (history); or the program's cost
+#: against its own family's at several sizes (performance)
+COMPARES = ("eager", "runs", "graphs", "configs", "proof", "fresh-env", "sizes")
 
 
 @dataclass(frozen=True, slots=True)

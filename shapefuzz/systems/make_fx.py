@@ -13,6 +13,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz.program import interp
+from shapefuzz.systems.scaling import measure, sampled
 from shapefuzz.systems.torch_toggles import (
     TorchToggles,
     applied,
@@ -80,6 +81,9 @@ class MakeFxSystem:
         with applied(config) as cfg:  # Note [user settings]: our own ShapeEnv
             obs = observe_trace(self.name, config, program, variants,
                                 lambda hook: self._trace(program, hook, cfg.toggles))
+            family = measure(program, cfg.env_kwargs) \
+                if obs.outcome.kind == "ok" and sampled(program) else None
+        obs = replace(obs, scaling=(family,)) if family is not None else obs
         return replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
 
     def _trace(self, program, on_branch, toggles: TorchToggles | None = None) -> Trace:

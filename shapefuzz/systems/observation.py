@@ -21,9 +21,12 @@ __all__ = [
     "Outcome",
     "ReplayRecord",
     "RunResult",
+    "Scaling",
     "SmtCheck",
     "Value",
     "compare_runs",
+    "growth_order",
+    "superlinear",
     "to_jsonable",
 ]
 
@@ -194,6 +197,54 @@ class SmtCheck:
 
 @by_position
 @dataclass(frozen=True, slots=True)
+class Scaling:
+    """A program's family scaled by n, measured (Note [scaling family] in systems/scaling.py):
+    per n, the trace's CPU time (the least over the rounds) and its expression size (characters
+    of the guards and deferred asserts); read by the performance oracle."""
+
+    family: str
+    ns: tuple[int, ...]
+    cpu_s: tuple[float, ...]
+    sizes: tuple[int, ...]
+    rounds: int
+    expected_order: float  # the family's own growth with n (independent copies: 1)
+    profile: str = ""  # the hottest torch functions at the largest n (when it looked superlinear)
+
+
+#: the performance rule (superlinear): how far above the family's order the growth must be, and
+#: the least CPU seconds / expression characters at the largest n that can show it
+ORDER_MARGIN = 0.5
+TIME_FLOOR_S = 0.25
+SIZE_FLOOR = 2000
+#: the share of the largest member that must be growth beyond linear (not a slow moment's)
+EXCESS_SHARE = 0.15
+
+
+def growth_order(ns, ys) -> float:
+    """The order of ys's growth at the largest ns, from its last two increments: 1 when each
+    added copy costs the same (linear), 2 when an added copy costs in proportion to n
+    (quadratic). Increments, not values: a fixed cost (the ShapeEnv, make_fx's set-up) weighs
+    on every member alike and cancels, where it would flatten a fit of log y over log n. 0 when
+    an increment is not positive (no growth to measure)."""
+    (n0, n1, n2), (y0, y1, y2) = ns[-3:], ys[-3:]
+    if y1 <= y0 or y2 <= y1:
+        return 0.0
+    per_copy = ((y2 - y1) / (n2 - n1)) / ((y1 - y0) / (n1 - n0))
+    return 1.0 + math.log(per_copy) / math.log((n2 + n1) / (n1 + n0))
+
+
+def superlinear(ns, ys, expected, margin, floor) -> bool:
+    """ys grows with ns faster than order `expected` (1: linear): its growth order is at least
+    `margin` above, the largest member exceeds `floor`, and what it has beyond the line through
+    the two members before it is at least EXCESS_SHARE of it (noise in a small member can tilt
+    the order, not add a seventh to a large one)."""
+    (n0, n1, n2), (y0, y1, y2) = ns[-3:], ys[-3:]
+    excess = y2 - (y1 + (y1 - y0) * (n2 - n1) / (n1 - n0))
+    return (growth_order(ns, ys) >= expected + margin and y2 >= floor and excess >= EXCESS_SHARE * y2)
+
+
+@by_position
+@dataclass(frozen=True, slots=True)
 class Observation:
     system: str
     config: str
@@ -224,6 +275,7 @@ class Observation:
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()
     smt: tuple[SmtCheck, ...] = ()  # z3 verdicts on the decisions
+    scaling: tuple[Scaling, ...] = ()  # make_fx: the program's family scaled by n, when sampled
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
 

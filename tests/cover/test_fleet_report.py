@@ -166,7 +166,7 @@ def test_the_merged_report_rerenders_and_a_merge_again_replaces_it(pair, tmp_pat
 
 def _bad(tmp_path: Path, case: str) -> list[str]:
     """The command line of one bad input, with the folders it needs."""
-    ok = lambda name, **kw: str(_write(tmp_path / name, _report(1, **kw)))  # noqa: E731
+    ok = lambda name, **kw: str(_write(tmp_path / name, _report(1, **kw)))
     if case == "no folder":
         return ["--merge", "--out", str(tmp_path / "m")]
     if case == "no --out":

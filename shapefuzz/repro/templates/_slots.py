@@ -83,3 +83,17 @@ ran: list[tuple[int, int]]
 call: int
 undefined: set[int]
 dims: list[tuple[int, int]]
+# performance findings (shapefuzz/repro/scaling.py): the family and the rule, and the copied
+# measuring functions
+NS: tuple[int, ...]
+ROUNDS: int
+EXPECTED: float
+MARGIN: float
+TIME_FLOOR_S: float
+SIZE_FLOOR: int
+EXCESS_SHARE: float
+KIND: str
+trace_copies: Callable[..., tuple[float, int]]
+hottest: Callable[..., str]
+growth_order: Callable[..., float]
+superlinear: Callable[..., bool]

@@ -1,0 +1,153 @@
+"""The performance family of a tensor program (DESIGN.md oracle 9, one torch alone).
+
+Note [scaling family]: a program run n times over inside one traced function, each copy on
+inputs of its own, is a family whose cost must grow linearly with n: the copies share no data,
+so a shape system that treats them independently does n times the work, and its guards and
+asserts are n times as long. A pass that is accidentally quadratic in the number of symbols,
+guards, replacements or asserts (the 264 s export of seed 000 was many small costs of that
+kind) shows as a growth order near 2 on any program with symbols, whatever its ops; an
+expression that grows with everything asserted before it shows in the size's order. Each copy's
+sizes are symbols of its own (no duck shaping), so n copies hold n times the symbols. Measured
+(2026-12-04, 18 programs of benchmarks/bench.py's set, one round, n = 4, 8, 16): on unmodified
+torch 2.13 the order of CPU time lies between -0.1 and 1.1 (fixed costs dominate the smallest
+programs), one noisy member aside, and the size's between 1.01 and 1.03; with the planted
+quadratic pass of tests/fixtures/slow_plants.py, 1.3 to 1.9.
+
+Each measurement is process CPU time (another process's load moves wall time, much less CPU
+time), the least over interleaved rounds (n = 4, 8, 16, then again), so a slow moment hits one
+n in one round only. One round decides whether a program looks superlinear at all; only those
+get more rounds and a cProfile of the largest n (the hottest torch functions, for the report).
+
+The family costs about 28 copies traced of the program per round, so make_fx measures it on one
+tensor program in SAMPLE (by the program's hash: the same program is always measured or never)
+and never on a program whose smallest member already takes MAX_BASE_S. The trace functions below
+are copied verbatim into the finding's repro.py (shapefuzz/repro/scaling.py): they use torch
+only."""
+
+from __future__ import annotations
+
+import cProfile
+import io
+import pstats
+import time
+import zlib
+from itertools import pairwise
+
+from torch._dynamo.source import LocalSource
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
+
+from shapefuzz.program import interp
+from shapefuzz.systems.observation import (
+    ORDER_MARGIN,
+    SIZE_FLOOR,
+    TIME_FLOOR_S,
+    Scaling,
+    superlinear,
+)
+
+__all__ = ["FAMILY", "NS", "SAMPLE", "copies", "measure", "sampled", "trace_copies"]
+
+FAMILY = "copies"
+NS = (4, 8, 16)
+#: one tensor program in SAMPLE is measured (the family costs ~14 traces a round)
+SAMPLE = 16
+#: rounds for a program that looked superlinear in its first round
+ROUNDS = 3
+#: a program whose smallest member takes this long is not measured (its n = 16 would take 4x)
+MAX_BASE_S = 0.5
+#: how much looser the first round's look is than the rule (a borderline program gets its rounds)
+FIRST_LOOK = 0.6
+
+
+def sampled(program) -> bool:
+    return zlib.crc32(program.dumps().encode()) % SAMPLE == 0
+
+
+def copies(fn, k, n):
+    """`fn` (of k inputs) n times over, copy i on inputs i*k .. i*k+k-1."""
+    def family(*xs):
+        out = ()
+        for i in range(n):
+            out += tuple(fn(*xs[i * k:(i + 1) * k]))
+        return out
+    return family
+
+
+def trace_copies(fn, inputs, dims, n, env_kwargs=None):
+    """(CPU seconds, expression size) of make_fx tracing `fn` n times over, each copy's dims
+    marked as `dims` says (static, dynamic, unbacked), its deferred asserts inserted and its
+    guards produced, as a user's make_fx + produce_guards does."""
+    marks = {"static": DimDynamic.STATIC, "dynamic": DimDynamic.DUCK, "unbacked": DimDynamic.UNBACKED}
+    # without duck shaping each copy's sizes are symbols of their own, as independent inputs'
+    # are: with it, equal sizes would share one symbol and the copies would not add symbols
+    se = ShapeEnv(**{"duck_shape": False, **(env_kwargs or {})})
+    mode = FakeTensorMode(shape_env=se)
+    fakes = [mode.from_tensor(t.clone(), source=LocalSource(f"t{i}_{j}"), symbolic_context=StatelessSymbolicContext(
+        dynamic_sizes=[marks[d] for d in ds], constraint_sizes=[None] * t.dim()))
+        for i in range(n) for j, (t, ds) in enumerate(zip(inputs, dims))]
+    se.pending_fresh_unbacked_symbols.clear()  # unbacked input dims are bound by the inputs
+    start = time.process_time()
+    gm = make_fx(copies(fn, len(inputs), n), tracing_mode="symbolic")(*fakes)
+    insert_deferred_runtime_asserts(gm, se, "scaling")
+    guards = se.produce_guards(fakes, [LocalSource(f"t{i}") for i in range(len(fakes))], ignore_static=False)
+    cpu = time.process_time() - start
+    asserts = [str(ra.expr) for ras in se.deferred_runtime_asserts.values() for ra in ras]
+    return cpu, sum(map(len, guards)) + sum(map(len, asserts))
+
+
+def _looks_superlinear(ns, cpu, sizes, expected, margin) -> bool:
+    return (superlinear(ns, cpu, expected, margin, TIME_FLOOR_S)
+            or superlinear(ns, sizes, expected, margin, SIZE_FLOOR))
+
+
+def _worth_more_rounds(ns, cpu, sizes) -> bool:
+    """After a round: does the family look superlinear (by a looser rule), or did a slow moment
+    hide what it is (a larger member no slower than a smaller one, where that matters)?"""
+    unsettled = any(b <= a for a, b in pairwise(cpu)) and max(cpu) >= TIME_FLOOR_S / 2
+    return unsettled or _looks_superlinear(ns, cpu, sizes, 1.0, ORDER_MARGIN * FIRST_LOOK)
+
+
+def measure(program, env_kwargs=None) -> Scaling | None:
+    """The family of `program` measured (Note [scaling family]); None when it is not measured
+    (too slow, or a member that does not trace: the program's own observation reports that)."""
+    fn, inputs = interp.program_fn(program), interp.make_inputs(program.inputs)
+    dims = [s.dims for s in program.inputs]
+    best: dict[int, tuple[float, int]] = {}
+    rounds = 0
+    try:
+        while rounds < ROUNDS:
+            rounds += 1
+            for n in NS:
+                cpu, size = trace_copies(fn, inputs, dims, n, env_kwargs)
+                if n == NS[0] and cpu > MAX_BASE_S:
+                    return None
+                best[n] = (min(cpu, best[n][0]), size) if n in best else (cpu, size)
+            cpu_s, sizes = [best[n][0] for n in NS], [best[n][1] for n in NS]
+            if not _worth_more_rounds(NS, cpu_s, sizes):
+                break
+    except Exception:  # a member that fails to trace: not this family's finding (the program's own
+        return None    # observation reports what its one copy does)
+    cpu_s, sizes = tuple(best[n][0] for n in NS), tuple(best[n][1] for n in NS)
+    profile = hottest(fn, inputs, dims, NS[-1], env_kwargs) \
+        if _looks_superlinear(NS, cpu_s, sizes, 1.0, ORDER_MARGIN) else ""
+    return Scaling(FAMILY, NS, cpu_s, sizes, rounds, 1.0, profile)
+
+
+def hottest(fn, inputs, dims, n, env_kwargs=None, top=12) -> str:
+    """cProfile of one trace of the family's member n: the torch and sympy functions with the
+    most time of their own."""
+    prof = cProfile.Profile()
+    prof.enable()
+    try:
+        trace_copies(fn, inputs, dims, n, env_kwargs)
+    finally:
+        prof.disable()
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf).sort_stats("tottime")
+    stats.print_stats(r"torch|sympy", top)
+    lines = buf.getvalue().splitlines()
+    head = next((k for k, line in enumerate(lines) if line.lstrip().startswith("ncalls")), 0)
+    return "\n".join(line.rstrip() for line in lines[head:] if line.strip())

@@ -1,0 +1,139 @@
+"""Oracle 9, performance (shapefuzz/oracles/performance.py, Note [scaling family]): a program's
+family of n independent copies must cost the shape system order n. It must fire under each of
+the two slowdowns planted in ShapeEnv (tests/fixtures/slow_plants.py) and stay quiet on the same
+programs on unmodified torch; the finding's repro.py, run in a fresh interpreter, exits 1 with
+the plant loaded by a sitecustomize.py and 0 without."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shapefuzz.cases.corpus import Case
+from shapefuzz.oracles.performance import scaling_findings
+from shapefuzz.program import Program
+from shapefuzz.repro import repro_source
+from shapefuzz.systems import scaling
+from shapefuzz.systems.make_fx import MakeFxSystem
+from shapefuzz.systems.observation import growth_order, superlinear
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+sys.path.insert(0, str(FIXTURES))
+import slow_plants  # noqa: E402
+
+
+def _load(text: str) -> Program:
+    return Program.from_json(json.loads(text))
+
+
+# two programs of benchmarks/bench.py's set: sizes of a nonzero feeding full/index_select on
+# dynamic dims (many questions, a few symbols a copy), and an unbacked view/item chain with a
+# torch._check (deferred runtime asserts)
+QUESTIONS = _load(
+    '{"inputs":[{"data":[],"dims":["dynamic","dynamic"],"dtype":"bool","name":"x0","shape":[0,1]}],'
+    '"instrs":[{"args":[{"v":0},1],"n_out":1,"op":"size"},{"args":[{"v":1}],"n_out":1,"op":"arange"},'
+    '{"args":[{"v":2},"!=",1],"n_out":1,"op":"mask"},{"args":[{"v":3}],"n_out":1,"op":"nonzero"},'
+    '{"args":[{"v":4},1,0],"n_out":1,"op":"select"},{"args":[{"v":0},1,{"v":5}],"n_out":1,"op":"index_select"},'
+    '{"args":["+",{"v":1},{"v":1}],"n_out":1,"op":"binop"},{"args":["+",{"v":1},1],"n_out":1,"op":"binop"},'
+    '{"args":["//",{"v":8},2],"n_out":1,"op":"binop"},{"args":[[{"v":7},{"v":9}],0.0],"n_out":1,"op":"full"},'
+    '{"args":[{"v":4},{"v":4}],"n_out":1,"op":"mul"},{"args":[[4]],"n_out":1,"op":"zeros"},'
+    '{"args":[{"v":10},{"v":2}],"n_out":1,"op":"add"},{"args":[{"v":13},1],"n_out":1,"op":"squeeze"},'
+    '{"args":[{"v":6},0,null,1],"n_out":1,"op":"slice"}],"outputs":[11,12,14,15],"schema":1}')
+ASSERTS = _load(
+    '{"inputs":[{"data":[],"dims":["static","unbacked","dynamic"],"dtype":"bool","name":"x0","shape":[1,0,0]},'
+    '{"data":[-3.0],"dims":[],"dtype":"float","name":"x1","shape":[]},'
+    '{"data":[0.0],"dims":[],"dtype":"float","name":"x2","shape":[]}],'
+    '"instrs":[{"args":[{"v":2},[1]],"n_out":1,"op":"view"},{"args":[{"v":0},[-1]],"n_out":1,"op":"view"},'
+    '{"args":[{"v":4},"sum"],"n_out":1,"op":"item"},{"args":["-",{"v":5},1],"n_out":1,"op":"binop"},'
+    '{"args":[[0,{"v":5},1]],"n_out":1,"op":"zeros"},'
+    '{"args":["guard_size_oblivious","cat_empty",{"v":3},{"v":3},0],"n_out":1,"op":"branch"},'
+    '{"args":["*",13,{"v":5}],"n_out":1,"op":"binop"},{"args":["%",{"v":9},5],"n_out":1,"op":"binop"},'
+    '{"args":["<=",{"v":5},{"v":10}],"n_out":0,"op":"check"},{"args":[{"v":7},2,2],"n_out":1,"op":"transpose"}],'
+    '"outputs":[6,8,11],"schema":1}')
+CASES = [("quadratic", QUESTIONS, "superlinear-time"), ("assert-blowup", ASSERTS, "superlinear-size")]
+
+
+def test_growth_order_and_the_rule():
+    ns = (4, 8, 16)
+    assert growth_order(ns, [1, 2, 4]) == pytest.approx(1.0)
+    assert growth_order(ns, [16, 64, 256]) == pytest.approx(2.0)  # quadratic: y = n^2
+    assert growth_order(ns, [5 + 1, 5 + 2, 5 + 4]) == pytest.approx(1.0)  # a fixed cost cancels
+    assert growth_order(ns, [0.2, 0.1, 0.3]) == 0.0  # no growth to measure
+    assert not superlinear(ns, [0.1, 0.2, 0.4], 1.0, 0.5, 0.25)  # linear
+    assert superlinear(ns, [0.16, 0.64, 2.56], 1.0, 0.5, 0.25)  # quadratic, above the floor
+    assert not superlinear(ns, [0.0016, 0.0064, 0.0256], 1.0, 0.5, 0.25)  # quadratic, below it
+    # a large linear member with a small wobble: the order tilts, the excess is not a seventh
+    assert not superlinear(ns, [1.0, 1.01, 1.05], 1.0, 0.5, 0.25)
+
+
+def _family(program):
+    s = scaling.measure(program)
+    assert s is not None and s.ns == scaling.NS and len(s.cpu_s) == len(s.sizes) == len(scaling.NS)
+    return s
+
+
+def _observation(program, scaled):
+    obs = MakeFxSystem().observe(program, "default", [])
+    assert obs.outcome.kind == "ok", obs.outcome
+    from dataclasses import replace
+
+    return replace(obs, scaling=(scaled,))
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
+def planted(request):
+    """(plant, program, kind, the oracle's findings on the program's family under the plant)"""
+    plant, program, kind = request.param
+    with slow_plants.planted(plant):
+        scaled = _family(program)
+    return plant, program, kind, scaling_findings(_observation(program, scaled)), scaled
+
+
+def test_fires_under_each_planted_slowdown(planted):
+    _, _, kind, found, scaled = planted
+    assert kind in {f.kind for f in found}, scaled
+    f = next(f for f in found if f.kind == kind)
+    assert f.oracle == "performance" and "grows with order" in f.summary
+    if kind == "superlinear-time":  # a cProfile table of torch's and sympy's functions
+        profile = f.detail.split("hottest torch functions")[1]
+        assert "ncalls" in profile and "tottime" in profile and "sympy" in profile, f.detail
+
+
+@pytest.mark.parametrize("program", [QUESTIONS, ASSERTS], ids=["questions", "asserts"])
+def test_quiet_on_unmodified_torch(program):
+    scaled = _family(program)
+    assert scaling_findings(_observation(program, scaled)) == [], scaled
+    assert max(growth_order(scaled.ns, scaled.sizes), 0) < 1.2
+
+
+def test_make_fx_measures_only_its_sample():
+    assert scaling.sampled(QUESTIONS) == scaling.sampled(_load(QUESTIONS.dumps()))  # by content
+    measured = MakeFxSystem().observe(QUESTIONS, "default", []).scaling
+    assert bool(measured) == scaling.sampled(QUESTIONS)
+
+
+def test_repro_exits_1_with_the_plant_and_0_without(planted, tmp_path):
+    plant, program, kind, found, _ = planted
+    f = next(f for f in found if f.kind == kind)
+    script = tmp_path / "repro.py"
+    script.write_text(repro_source(Case(f, program, None, torch_version="2.13.0")))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(slow_plants.sitecustomize_source(plant))
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(env):
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=600, cwd=tmp_path)
+
+    planted = run({**base, "PYTHONPATH": os.pathsep.join([str(site), str(FIXTURES)])})
+    assert planted.returncode == 1 and "Traceback" not in planted.stderr, planted.stdout + planted.stderr
+    assert "growth order" in planted.stdout and "BUG" in planted.stdout
+    clean = run(base)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "growth order" in clean.stdout and "BUG" not in clean.stdout
