@@ -19,17 +19,26 @@ it is kept (`errors`, the traceback by signature) and the finding is reported un
 it in report.json ("error"). The same holds for a finding's shrink (Campaign._shrink_pending) and
 its report steps (saving its case, blame: campaign/run.py); the campaign goes on and writes its
 report. A bug in shapefuzz stays loud (STYLE 4): the traceback is in report.json and the summary
-line counts these failures."""
+line counts these failures.
+
+Note [confirmation order]: confirmations run `parallel` at once, and when more are waiting the
+most severe goes first (`submit`'s rank: critical before low, a pre-existing one after the
+rest), not the first found. In an A/B campaign at load 6 (2026-12-04, mutant d1c031ac2b91 of
+benchmarks/mutation) a low `slowdown` (timed, both interpreters, repeated) and a pre-existing
+trace error took both slots for the rest of the budget; the critical regression found 11 s
+later was cut at the deadline unconfirmed, and the mutant was scored as missed."""
 
 from __future__ import annotations
 
 import hashlib
+import heapq
+import itertools
 import math
 import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = ["Confirmer"]
@@ -72,6 +81,9 @@ class Confirmer:
         self.enabled = enabled
         self._pool = ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix="confirm")
         self._jobs: dict[str, list] = {}  # sig -> [Future, repro.py digest, case folder, warm]
+        self._waiting: list = []  # heap of (rank, order, sig, job) not started
+        self._order = itertools.count()
+        self._ranks: dict[str, int] = {}
         self._durations: list[float] = []  # of standalone confirmations: the reserve's estimate
         self._warm_durations: list[float] = []
         self._lock = threading.Lock()
@@ -81,8 +93,9 @@ class Confirmer:
         #: (run.py: the first worker's start-up), when it says more than FIRST_GUESS_S
         self.hint: Callable[[], float] = lambda: 0.0
 
-    def submit(self, sig: str, case_dir: Path) -> None:
-        """Confirm this case (again, if its repro.py changed since)."""
+    def submit(self, sig: str, case_dir: Path, rank: int | None = None) -> None:
+        """Confirm this case (again, if its repro.py changed since). Waiting ones start by `rank`
+        (lower first; Note [confirmation order]), the one given before when None."""
         if not self.enabled:
             return
         digest = _digest(case_dir)
@@ -91,9 +104,23 @@ class Confirmer:
             return  # running: it may be rewriting repro.py itself (a reduced issue form)
         if old is not None:
             old[0].cancel()  # queued: not needed any more
-        job: list = [None, digest, case_dir, self._warm(sig)]
-        job[0] = self._pool.submit(self._guarded, sig, job)
+        if rank is not None:
+            self._ranks[sig] = rank
+        job: list = [Future(), digest, case_dir, self._warm(sig)]
+        with self._lock:
+            heapq.heappush(self._waiting, (self._ranks.get(sig, 0), next(self._order), sig, job))
         self._jobs[sig] = job
+        self._pool.submit(self._next)  # one slot per job: it runs the best one waiting then
+
+    def _next(self) -> None:
+        with self._lock:
+            while self._waiting:
+                _, _, sig, job = heapq.heappop(self._waiting)
+                if job[0].set_running_or_notify_cancel():
+                    break
+            else:
+                return
+        job[0].set_result(self._guarded(sig, job))
 
     def _guarded(self, sig: str, job: list) -> tuple[bool, bool]:
         """_run; an exception is that finding's, unconfirmed (Note [step failures])."""
@@ -180,3 +207,7 @@ class Confirmer:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        with self._lock:
+            for *_, job in self._waiting:
+                job[0].cancel()
+            self._waiting.clear()

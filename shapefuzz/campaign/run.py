@@ -23,6 +23,7 @@ from shapefuzz.campaign.workers import WorkerPool, import_plugins
 from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
 from shapefuzz.cases.known import fixed_regression, known_note
 from shapefuzz.oracles import get_oracle
+from shapefuzz.oracles.findings import SEVERITIES
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
 from shapefuzz.repro.trial import confirm_reduced
@@ -361,6 +362,12 @@ def _versions() -> dict[str, str]:
     return out
 
 
+def confirm_rank(finding) -> int:
+    """Note [confirmation order]: by severity, a pre-existing one (a bug of both builds, which
+    fails no A/B run) after every other."""
+    return SEVERITIES.index(finding.severity) + (len(SEVERITIES) if finding.pre_existing else 0)
+
+
 def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
     """Note [background confirmation]: a finding is confirmed as soon as its case is final; Note
     [warm confirmation]: a known upstream issue's repro.py runs in a fork of a warm interpreter;
@@ -407,7 +414,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         sig = bug.finding.key
         saved[sig] = failures.run("report", sig, lambda: _save(bug, opts)) or _case_dir(bug, opts)
         if sig not in failures and (bug.shrunk or _is_known(opts, sig)):
-            confirmer.submit(sig, saved[sig])
+            confirmer.submit(sig, saved[sig], confirm_rank(bug.finding))
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
         return END_S + confirmer.reserve_s([sig for sig, b in list(camp.bugs.items()) if not b.shrunk])

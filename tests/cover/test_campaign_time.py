@@ -212,6 +212,45 @@ def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_wai
     c.close()
 
 
+def test_waiting_confirmations_start_most_severe_first(tmp_path):
+    """Note [confirmation order]: with both slots busy, the critical finding submitted last
+    starts before the low and the pre-existing ones submitted before it."""
+    import threading
+
+    from shapefuzz.campaign.run import confirm_rank
+    from shapefuzz.oracles.findings import Finding
+
+    release, started = threading.Event(), []
+
+    def confirm(d, timeout):
+        started.append((d / "repro.py").read_text())
+        if started[-1].startswith("busy"):
+            release.wait(10)
+        return True
+
+    c = Confirmer(confirm, time.monotonic() + 60, parallel=2)
+    dirs = {}
+    for name in ("busy1", "busy2", "low", "pre", "critical"):
+        (tmp_path / name).mkdir()
+        dirs[name] = _case(tmp_path / name, name)
+    c.submit("busy1", dirs["busy1"], 0)
+    c.submit("busy2", dirs["busy2"], 0)
+    while len(started) < 2:
+        time.sleep(0.01)
+
+    def finding(severity, pre_existing=False):
+        return Finding("ab", severity, "make_fx", "default", "k", "s", "d", "ab:k:make_fx:default",
+                       pre_existing=pre_existing)
+
+    c.submit("low", dirs["low"], confirm_rank(finding("low")))
+    c.submit("pre", dirs["pre"], confirm_rank(finding("critical", pre_existing=True)))
+    c.submit("critical", dirs["critical"], confirm_rank(finding("critical")))
+    release.set()
+    assert all(v == (True, False) for v in c.results(dirs).values())
+    assert started[2:] == ["critical", "low", "pre"]
+    c.close()
+
+
 # ---- what the display says -----------------------------------------------------------------------
 def test_the_progress_line_says_phase_time_left_rates_and_findings():
     s = Snapshot(20.0, 60.0, 120, 90, 3, phase="shrinking finding 2: 9 -> 4 instructions",
