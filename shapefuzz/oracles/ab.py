@@ -391,7 +391,7 @@ def supersede(c: CheckInput, found: list[Finding]) -> list[Finding]:
 
 
 # Note [pre-existing findings]: in an A/B campaign a one-torch oracle's finding on the candidate
-# that the baseline shows too on the same program, by (system, config, oracle, kind), is a bug of
+# that the baseline shows too on the same program, by (system, config, oracle, kind, where), is a bug of
 # both builds: reported as any finding (it is one of torch's), but marked pre_existing, so that the
 # campaign shrinks it only as long as a known upstream issue's (Note [known shrink]) and it fails
 # the run only under --strict (run.exit_code): an A/B campaign is a gate on the change under test,
@@ -419,10 +419,18 @@ def _mark_pre_existing(c: CheckInput, found: list[Finding]) -> list[Finding]:
         return found  # nothing to judge, or not an A/B campaign
     from shapefuzz.oracles.base import check_all
 
-    theirs = {(f.system, f.config, f.oracle, f.kind) for f in check_all(c.program, c.eager, baseline_view(c))}
-    return [dataclasses.replace(f, pre_existing=True)
-            if f.oracle != ORACLE and (f.system, f.config, f.oracle, f.kind) in theirs else f
+    theirs = {_same_bug(f) for f in check_all(c.program, c.eager, baseline_view(c))}
+    return [dataclasses.replace(f, pre_existing=True) if f.oracle != ORACLE and _same_bug(f) in theirs else f
             for f in found]
+
+
+def _same_bug(f: Finding) -> tuple:
+    """What a baseline finding must share with the candidate's to be the same bug: system,
+    config, oracle, kind and where (the exception and torch frame, the output kind): a trace
+    error of another exception on the baseline is another bug (mutant d1c031ac2b91 of
+    benchmarks/mutation: the candidate's AssertionError in create_symintnode was marked
+    pre-existing for a baseline error elsewhere, and the A/B campaign missed the mutant)."""
+    return f.system, f.config, f.oracle, f.kind, f.signature.where
 
 
 ORACLE_OBJ = register(Oracle(

@@ -76,6 +76,21 @@ def test_a_one_torch_finding_the_baseline_shares_is_pre_existing():
     assert [f.oracle for f in mixed] and not any(f.pre_existing for f in mixed), mixed
 
 
+def test_an_error_of_another_exception_on_the_baseline_is_not_the_same_bug():
+    """Note [pre-existing findings]: the same oracle and kind with another `where` (exception and
+    torch frame) on the baseline leaves the candidate's finding new; the same one marks it."""
+    def err(exc, frame):
+        return dataclasses.replace(obs(), outcome=Outcome("error", exc, "boom", frame), decisions=())
+
+    cand = err("AssertionError", "fx/experimental/symbolic_shapes.py:create_symintnode")
+    mine = [f for f in check_all(P, None, [cand]) if f.oracle != "ab"]
+    assert mine, "the truth oracle reports a torch-env error where the program is valid"
+    other = check_all(P, None, [cand, mark(err("ValueError", "fx/experimental/symbolic_shapes.py:simplify"), SPEC)])
+    assert [f for f in other if f.oracle != "ab"] and not any(f.pre_existing for f in other if f.oracle != "ab")
+    same = check_all(P, None, [cand, mark(cand, SPEC)])
+    assert all(f.pre_existing for f in same if f.oracle != "ab")
+
+
 def test_lost_precision_fallback_and_dde():
     (f,) = ab(obs("False", "fallback"), obs("True", "static"))
     assert (f.kind, f.severity) == ("lost-precision", "medium") and "fallback" in f.key
