@@ -13,7 +13,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz.program import interp
-from shapefuzz.systems.scaling import measure, sampled
+from shapefuzz.systems.scaling import measure, wanted
 from shapefuzz.systems.torch_toggles import (
     TorchToggles,
     applied,
@@ -81,8 +81,7 @@ class MakeFxSystem:
         with applied(config) as cfg:  # Note [user settings]: our own ShapeEnv
             obs = observe_trace(self.name, config, program, variants,
                                 lambda hook: self._trace(program, hook, cfg.toggles))
-            family = measure(program, cfg.env_kwargs) \
-                if obs.outcome.kind == "ok" and sampled(program) else None
+            family = measure(program, cfg.env_kwargs) if wanted(program, obs) else None
         obs = replace(obs, scaling=(family,)) if family is not None else obs
         return replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
 

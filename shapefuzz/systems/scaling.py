@@ -7,20 +7,18 @@ asserts are n times as long. A pass that is accidentally quadratic in the number
 guards, replacements or asserts (the 264 s export of seed 000 was many small costs of that
 kind) shows as a growth order near 2 on any program with symbols, whatever its ops; an
 expression that grows with everything asserted before it shows in the size's order. Each copy's
-sizes are symbols of its own (no duck shaping), so n copies hold n times the symbols. Measured
-(2026-12-04, 18 programs of benchmarks/bench.py's set, one round, n = 4, 8, 16): on unmodified
-torch 2.13 the order of CPU time lies between -0.1 and 1.1 (fixed costs dominate the smallest
-programs), one noisy member aside, and the size's between 1.01 and 1.03; with the planted
-quadratic pass of tests/fixtures/slow_plants.py, 1.3 to 1.9.
+sizes are symbols of its own (no duck shaping), so n copies hold n times the symbols. What
+the two planted slowdowns and unmodified torch give, and what the family adds to make_fx's time:
+benchmarks/README.md (performance oracle).
 
 Each measurement is process CPU time (another process's load moves wall time, much less CPU
-time), the least over interleaved rounds (n = 4, 8, 16, then again), so a slow moment hits one
+time), the least over interleaved rounds (n = 2, 4, 8, then again), so a slow moment hits one
 n in one round only. One round decides whether a program looks superlinear at all; only those
 get more rounds and a cProfile of the largest n (the hottest torch functions, for the report).
 
-The family costs about 28 copies traced of the program per round, so make_fx measures it on one
-tensor program in SAMPLE (by the program's hash: the same program is always measured or never)
-and never on a program whose smallest member already takes MAX_BASE_S. The trace functions below
+The family costs about 14 copies traced of the program per round, so make_fx measures it on one
+tensor program in SAMPLE of those with symbols (by the program's hash: the same program is always
+measured or never), and never on a program whose smallest member would take MAX_BASE_S. The trace functions below
 are copied verbatim into the finding's repro.py (shapefuzz/repro/scaling.py): they use torch
 only."""
 
@@ -48,22 +46,31 @@ from shapefuzz.systems.observation import (
     superlinear,
 )
 
-__all__ = ["FAMILY", "NS", "SAMPLE", "copies", "measure", "sampled", "trace_copies"]
+__all__ = ["FAMILY", "NS", "SAMPLE", "copies", "measure", "sampled", "trace_copies", "wanted"]
 
 FAMILY = "copies"
-NS = (4, 8, 16)
-#: one tensor program in SAMPLE is measured (the family costs ~14 traces a round)
+NS = (2, 4, 8)
+#: one tensor program with symbols in SAMPLE is measured: a measured program costs make_fx
+#: about 14 traces a round (benchmarks/README.md, performance oracle: what it adds to make_fx)
 SAMPLE = 16
 #: rounds for a program that looked superlinear in its first round
 ROUNDS = 3
-#: a program whose smallest member takes this long is not measured (its n = 16 would take 4x)
-MAX_BASE_S = 0.5
+#: a program whose smallest member takes this long is not measured (its n = 8 would take 4x)
+MAX_BASE_S = 0.2
 #: how much looser the first round's look is than the rule (a borderline program gets its rounds)
 FIRST_LOOK = 0.6
 
 
 def sampled(program) -> bool:
     return zlib.crc32(program.dumps().encode()) % SAMPLE == 0
+
+
+def wanted(program, obs) -> bool:
+    """Measure this traced program's family? One in SAMPLE of those whose trace made symbols (a
+    program of static sizes gives the shape system nothing to do, at any n) and whose own
+    observation was quick enough for NS[0] copies to stay under MAX_BASE_S."""
+    return (obs.outcome.kind == "ok" and bool(obs.binding) and obs.elapsed_s * NS[0] <= MAX_BASE_S
+            and sampled(program))
 
 
 def copies(fn, k, n):
