@@ -119,7 +119,23 @@ def _exits_1(case_dir: Path, timeout_s: float) -> bool:
     except subprocess.TimeoutExpired:
         return False
     (case_dir / "confirm.txt").write_text(f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
-    return r.returncode == 1
+    return r.returncode == 1 and not script_error(r.stderr, case_dir / "repro.py")
+
+
+#: exceptions of a script that does not run as written (a name it lacks, an import it cannot make)
+SCRIPT_ERRORS = ("NameError", "UnboundLocalError", "SyntaxError", "IndentationError", "ImportError",
+                 "ModuleNotFoundError")
+
+
+def script_error(stderr: str, script: Path) -> bool:
+    """Did the script die of its own error, raised in its own code? Its exit 1 then confirms
+    nothing (a repro.py that lacked an import of guard_or_true exited 1 under both torches). The
+    same exception raised inside torch is torch's, and counts."""
+    lines = stderr.strip().splitlines()
+    if not lines or lines[-1].split(":")[0].strip() not in SCRIPT_ERRORS:
+        return False
+    frames = [line for line in lines if line.lstrip().startswith('File "')]
+    return (bool(frames) and f'File "{script}"' in frames[-1]) or (not frames and "SyntaxError" in lines[-1])
 
 
 def _program_set(out: Path, hashes: list[str]) -> str:

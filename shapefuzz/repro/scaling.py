@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
-from shapefuzz.repro.templates import scaling_issue
+from shapefuzz.repro.templates import scaling_issue, traced_issue
 from shapefuzz.systems import observation, scaling
 
 __all__ = ["check", "issue", "line_limit"]
@@ -33,7 +33,10 @@ def issue(case, torch_version: str = "") -> str:
               common.function(scaling, "hottest")]
     imports, code = common.harness(scaling_issue)
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), rule, *copied, code]
-    return common.script(head, ["import torch", *imports], ["\n".join(x.rstrip("\n") + "\n" for x in parts)])
+    # the program's own names (guard_or_true ...) come with the traced form's imports; the script
+    # keeps the ones its code uses
+    imports = ["import torch", *imports, *common.imports_of(traced_issue)]
+    return common.script(head, imports, ["\n".join(x.rstrip("\n") + "\n" for x in parts)])
 
 
 def check(case, torch_version: str = "") -> str:

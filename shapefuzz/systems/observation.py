@@ -212,10 +212,11 @@ class Scaling:
 
 
 #: the performance rule (superlinear): how far above the family's order the growth must be, and
-#: the least CPU seconds / expression characters at the largest n that can show it
+#: the least CPU seconds / expression characters at the largest n that can show it (sizes are
+#: exact, times are not: the size's floor only keeps out what nobody would act on)
 ORDER_MARGIN = 0.5
 TIME_FLOOR_S = 0.25
-SIZE_FLOOR = 2000
+SIZE_FLOOR = 1000
 #: the share of the largest member that must be growth beyond linear (not a slow moment's)
 EXCESS_SHARE = 0.15
 

@@ -53,6 +53,7 @@ NS = (2, 4, 8)
 #: one tensor program with symbols in SAMPLE is measured: a measured program costs make_fx
 #: about 14 traces a round (benchmarks/README.md, performance oracle: what it adds to make_fx)
 SAMPLE = 16
+SAMPLE_FACTS = 4
 #: rounds for a program that looked superlinear in its first round
 ROUNDS = 3
 #: a program whose smallest member takes this long is not measured (its n = 8 would take 4x)
@@ -61,16 +62,18 @@ MAX_BASE_S = 0.2
 FIRST_LOOK = 0.6
 
 
-def sampled(program) -> bool:
-    return zlib.crc32(program.dumps().encode()) % SAMPLE == 0
+def sampled(program, every: int = SAMPLE) -> bool:
+    return zlib.crc32(program.dumps().encode()) % every == 0
 
 
 def wanted(program, obs) -> bool:
     """Measure this traced program's family? One in SAMPLE of those whose trace made symbols (a
-    program of static sizes gives the shape system nothing to do, at any n) and whose own
-    observation was quick enough for NS[0] copies to stay under MAX_BASE_S."""
-    return (obs.outcome.kind == "ok" and bool(obs.binding) and obs.elapsed_s * NS[0] <= MAX_BASE_S
-            and sampled(program))
+    program of static sizes gives the shape system nothing to do, at any n), one in
+    SAMPLE_FACTS of those that also left deferred runtime asserts (facts the shape system keeps
+    and reasons with: where a cost that grows with what was asserted before shows)."""
+    if obs.outcome.kind != "ok" or not obs.binding:
+        return False
+    return sampled(program, SAMPLE_FACTS if obs.asserts else SAMPLE)
 
 
 def copies(fn, k, n):

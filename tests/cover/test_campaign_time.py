@@ -212,8 +212,23 @@ def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_wai
     c.close()
 
 
+@pytest.mark.parametrize("body,confirms", [
+    ("import sys\nprint('BUG')\nsys.exit(1)\n", True),  # the repro's own verdict
+    ("x = guard_or_true(True)\n", False),  # a name the script lacks: its exit 1 confirms nothing
+    ("import no_such_module_here\n", False),
+    ("def f(:\n", False),
+    # the same exception raised inside a library the script calls is that library's, and counts
+    ("import importlib\nimportlib.import_module('no_such_module_here')\n", True),
+])
+def test_a_repro_that_dies_of_its_own_script_error_is_not_a_confirmation(tmp_path, body, confirms):
+    from shapefuzz.campaign.run import _exits_1
+
+    (tmp_path / "repro.py").write_text(body)
+    assert _exits_1(tmp_path, 60) is confirms
+
+
 def test_waiting_confirmations_start_most_severe_first(tmp_path):
-    """Note [confirmation order]: with both slots busy, the critical finding submitted last
+    """Note [confirmation order]: with the slot busy, the critical finding submitted last
     starts before the low and the pre-existing ones submitted before it."""
     import threading
 
@@ -228,14 +243,13 @@ def test_waiting_confirmations_start_most_severe_first(tmp_path):
             release.wait(10)
         return True
 
-    c = Confirmer(confirm, time.monotonic() + 60, parallel=2)
+    c = Confirmer(confirm, time.monotonic() + 60, parallel=1)  # one slot: the start order is the order
     dirs = {}
-    for name in ("busy1", "busy2", "low", "pre", "critical"):
+    for name in ("busy", "low", "pre", "critical"):
         (tmp_path / name).mkdir()
         dirs[name] = _case(tmp_path / name, name)
-    c.submit("busy1", dirs["busy1"], 0)
-    c.submit("busy2", dirs["busy2"], 0)
-    while len(started) < 2:
+    c.submit("busy", dirs["busy"], 0)
+    while not started:
         time.sleep(0.01)
 
     def finding(severity, pre_existing=False):
@@ -247,7 +261,7 @@ def test_waiting_confirmations_start_most_severe_first(tmp_path):
     c.submit("critical", dirs["critical"], confirm_rank(finding("critical")))
     release.set()
     assert all(v == (True, False) for v in c.results(dirs).values())
-    assert started[2:] == ["critical", "low", "pre"]
+    assert started[1:] == ["critical", "low", "pre"]
     c.close()
 
 
