@@ -34,6 +34,8 @@ import hashlib
 import heapq
 import itertools
 import math
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -41,7 +43,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-__all__ = ["Confirmer"]
+from shapefuzz.oracles.findings import SEVERITIES
+from shapefuzz.repro.trial import confirm_reduced
+
+__all__ = ["SCRIPT_ERRORS", "Confirmer", "confirm", "confirm_rank", "script_error"]
 
 
 def _digest(case_dir: Path) -> str:
@@ -211,3 +216,41 @@ class Confirmer:
             for *_, job in self._waiting:
                 job[0].cancel()
             self._waiting.clear()
+
+
+def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
+    """A finding counts only if its issue form, repro.py, exits 1 standalone (shapefuzz/repro/),
+    once reduced (Note [issue form reduction] in shapefuzz/repro/reduce.py)."""
+    return confirm_reduced(case_dir, _exits_1, timeout_s)
+
+
+def _exits_1(case_dir: Path, timeout_s: float) -> bool:
+    try:
+        r = subprocess.run([sys.executable, str(case_dir / "repro.py")], capture_output=True,
+                           text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False
+    (case_dir / "confirm.txt").write_text(f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    return r.returncode == 1 and not script_error(r.stderr, case_dir / "repro.py")
+
+
+#: exceptions of a script that does not run as written (a name it lacks, an import it cannot make)
+SCRIPT_ERRORS = ("NameError", "UnboundLocalError", "SyntaxError", "IndentationError", "ImportError",
+                 "ModuleNotFoundError")
+
+
+def script_error(stderr: str, script: Path) -> bool:
+    """Did the script die of its own error, raised in its own code? Its exit 1 then confirms
+    nothing (a repro.py that lacked an import of guard_or_true exited 1 under both torches). The
+    same exception raised inside torch is torch's, and counts."""
+    lines = stderr.strip().splitlines()
+    if not lines or lines[-1].split(":")[0].strip() not in SCRIPT_ERRORS:
+        return False
+    frames = [line for line in lines if line.lstrip().startswith('File "')]
+    return (bool(frames) and f'File "{script}"' in frames[-1]) or (not frames and "SyntaxError" in lines[-1])
+
+
+def confirm_rank(finding) -> int:
+    """Note [confirmation order]: by severity, a pre-existing one (a bug of both builds, which
+    fails no A/B run) after every other."""
+    return SEVERITIES.index(finding.severity) + (len(SEVERITIES) if finding.pre_existing else 0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -13,7 +12,7 @@ from shapefuzz.campaign.ab import ab_report
 from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.ab_confirm import mark_rows
 from shapefuzz.campaign.blame import blames_of
-from shapefuzz.campaign.confirming import Confirmer
+from shapefuzz.campaign.confirming import Confirmer, confirm, confirm_rank
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
 from shapefuzz.campaign.failures import StepFailures, confirm_all
 from shapefuzz.campaign.progress import CampaignProgress
@@ -23,10 +22,8 @@ from shapefuzz.campaign.workers import WorkerPool, import_plugins
 from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
 from shapefuzz.cases.known import fixed_regression, known_note
 from shapefuzz.oracles import get_oracle
-from shapefuzz.oracles.findings import SEVERITIES
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
-from shapefuzz.repro.trial import confirm_reduced
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems.observation import to_jsonable
 from shapefuzz.systems.parser_lock import install as one_parser_at_a_time
@@ -104,38 +101,6 @@ def _by_oracle(counts) -> dict:
     for (oracle, status), n in sorted(counts.items()):
         out.setdefault(oracle, {})[status] = n
     return out
-
-
-def confirm(case_dir: Path, timeout_s: float = 180.0) -> bool:
-    """A finding counts only if its issue form, repro.py, exits 1 standalone (shapefuzz/repro/),
-    once reduced (Note [issue form reduction] in shapefuzz/repro/reduce.py)."""
-    return confirm_reduced(case_dir, _exits_1, timeout_s)
-
-
-def _exits_1(case_dir: Path, timeout_s: float) -> bool:
-    try:
-        r = subprocess.run([sys.executable, str(case_dir / "repro.py")], capture_output=True,
-                           text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return False
-    (case_dir / "confirm.txt").write_text(f"exit {r.returncode}\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
-    return r.returncode == 1 and not script_error(r.stderr, case_dir / "repro.py")
-
-
-#: exceptions of a script that does not run as written (a name it lacks, an import it cannot make)
-SCRIPT_ERRORS = ("NameError", "UnboundLocalError", "SyntaxError", "IndentationError", "ImportError",
-                 "ModuleNotFoundError")
-
-
-def script_error(stderr: str, script: Path) -> bool:
-    """Did the script die of its own error, raised in its own code? Its exit 1 then confirms
-    nothing (a repro.py that lacked an import of guard_or_true exited 1 under both torches). The
-    same exception raised inside torch is torch's, and counts."""
-    lines = stderr.strip().splitlines()
-    if not lines or lines[-1].split(":")[0].strip() not in SCRIPT_ERRORS:
-        return False
-    frames = [line for line in lines if line.lstrip().startswith('File "')]
-    return (bool(frames) and f'File "{script}"' in frames[-1]) or (not frames and "SyntaxError" in lines[-1])
 
 
 def _program_set(out: Path, hashes: list[str]) -> str:
@@ -376,12 +341,6 @@ def _versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             pass
     return out
-
-
-def confirm_rank(finding) -> int:
-    """Note [confirmation order]: by severity, a pre-existing one (a bug of both builds, which
-    fails no A/B run) after every other."""
-    return SEVERITIES.index(finding.severity) + (len(SEVERITIES) if finding.pre_existing else 0)
 
 
 def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:

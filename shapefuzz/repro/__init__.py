@@ -3,7 +3,7 @@
 - `repro.py`, the issue form (DESIGN.md "repro.py is the issue form"): what a PyTorch developer
   pastes into an issue. Imports, the program as plain torch code, the one public torch call
   that shows the bug, expected vs got printed, exit 1 while the bug is there and 0 once it is
-  fixed. A finding counts as confirmed only when its issue form exits 1 standalone (run.confirm).
+  fixed. A finding counts as confirmed only when its issue form exits 1 standalone (campaign/confirming.py: confirm).
 - `check.py`, the full harness: the checks the campaign made, written out (acceptance of inputs,
   every claim, both runs of a differential), for `shapefuzz replay` users and CI.
 

@@ -221,7 +221,7 @@ def test_no_time_left_means_unconfirmed_and_timed_out_and_the_reserve_counts_wai
     ("import importlib\nimportlib.import_module('no_such_module_here')\n", True),
 ])
 def test_a_repro_that_dies_of_its_own_script_error_is_not_a_confirmation(tmp_path, body, confirms):
-    from shapefuzz.campaign.run import _exits_1
+    from shapefuzz.campaign.confirming import _exits_1
 
     (tmp_path / "repro.py").write_text(body)
     assert _exits_1(tmp_path, 60) is confirms
@@ -232,7 +232,7 @@ def test_waiting_confirmations_start_most_severe_first(tmp_path):
     starts before the low and the pre-existing ones submitted before it."""
     import threading
 
-    from shapefuzz.campaign.run import confirm_rank
+    from shapefuzz.campaign.confirming import confirm_rank
     from shapefuzz.oracles.findings import Finding
 
     release, started = threading.Event(), []
