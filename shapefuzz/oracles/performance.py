@@ -2,8 +2,8 @@
 [scaling family] in shapefuzz/systems/scaling.py: the program n times over, copies that share
 nothing) must cost the shape system n times the work. A finding when the trace's CPU time, or
 its guards' and asserts' size, grows with an order ORDER_MARGIN above the family's own (and at
-the largest n is above its floor, with EXCESS_SHARE of it beyond the line: `superlinear`). Its detail carries the
-measurements and a cProfile of the hottest torch functions at the largest n; its repro.py
+the largest n is above its floor, with EXCESS_SHARE of it beyond the line: `superlinear_kinds`
+in systems/observation.py). Its detail carries the measurements and a cProfile of the hottest torch functions at the largest n; its repro.py
 measures the family again in a fresh interpreter (shapefuzz/repro/scaling.py) and exits 1 when
 the rule still holds.
 
@@ -18,12 +18,10 @@ from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import (
     ORDER_MARGIN,
-    SIZE_FLOOR,
-    TIME_FLOOR_S,
     Observation,
     Scaling,
     growth_order,
-    superlinear,
+    superlinear_kinds,
 )
 
 __all__ = ["ORACLE", "scaling_findings"]
@@ -48,13 +46,13 @@ def _finding(obs: Observation, s: Scaling, kind: str, what: str, ys) -> Finding:
 
 
 def scaling_findings(obs: Observation) -> list[Finding]:
-    out = []
-    for s in obs.scaling:
-        if superlinear(s.ns, s.cpu_s, s.expected_order, ORDER_MARGIN, TIME_FLOOR_S):
-            out.append(_finding(obs, s, "superlinear-time", "trace time", s.cpu_s))
-        if superlinear(s.ns, s.sizes, s.expected_order, ORDER_MARGIN, SIZE_FLOOR):
-            out.append(_finding(obs, s, "superlinear-size", "the guards' and asserts' size", s.sizes))
-    return out
+    return [_finding(obs, s, kind, *_SERIES[kind](s)) for s in obs.scaling
+            for kind in superlinear_kinds(s.ns, s.cpu_s, s.sizes, s.expected_order, ORDER_MARGIN)]
+
+
+#: finding kind -> (what grows, as the summary says it; its measurements)
+_SERIES = {"superlinear-time": lambda s: ("trace time", s.cpu_s),
+           "superlinear-size": lambda s: ("the guards' and asserts' size", s.sizes)}
 
 
 ORACLE_OBJ = register(Oracle(

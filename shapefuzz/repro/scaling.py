@@ -26,10 +26,11 @@ def issue(case, torch_version: str = "") -> str:
         "sharing nothing): the shape system's work should grow linearly with n.",), exits=_EXITS)
     rule = (f"NS = {scaling.NS!r}\nROUNDS = {scaling.ROUNDS}\nEXPECTED = 1.0\n"
             f"MARGIN = {observation.ORDER_MARGIN!r}\nTIME_FLOOR_S = {observation.TIME_FLOOR_S!r}\n"
-            f"SIZE_FLOOR = {observation.SIZE_FLOOR!r}\nEXCESS_SHARE = {observation.EXCESS_SHARE!r}\nKIND = {f.kind!r}\n"
+            f"SIZE_FLOOR = {observation.SIZE_FLOOR!r}\nEXCESS_SHARE = {observation.EXCESS_SHARE!r}\n"
+            f"KIND = {f.kind!r}\n"
             f"DIMS = {[list(x.dims) for x in p.inputs]!r}\nENV_KWARGS = {s.env_kwargs!r}\n")
     copied = [common.function(observation, "growth_order"), common.function(observation, "superlinear"),
-              common.function(scaling, "copies"), common.function(scaling, "trace_copies"),
+              common.function(observation, "superlinear_kinds"), common.function(scaling, "copies"), common.function(scaling, "trace_copies"),
               common.function(scaling, "hottest")]
     imports, code = common.harness(scaling_issue)
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), rule, *copied, code]

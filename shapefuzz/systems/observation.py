@@ -27,6 +27,7 @@ __all__ = [
     "compare_runs",
     "growth_order",
     "superlinear",
+    "superlinear_kinds",
     "to_jsonable",
 ]
 
@@ -242,6 +243,14 @@ def superlinear(ns, ys, expected, margin, floor) -> bool:
     (n0, n1, n2), (y0, y1, y2) = ns[-3:], ys[-3:]
     excess = y2 - (y1 + (y1 - y0) * (n2 - n1) / (n1 - n0))
     return (growth_order(ns, ys) >= expected + margin and y2 >= floor and excess >= EXCESS_SHARE * y2)
+
+
+def superlinear_kinds(ns, cpu_s, sizes, expected, margin) -> list[str]:
+    """The performance oracle's finding kinds that hold for a family: its CPU time and its size,
+    each against its own floor (the one rule: the oracle, the measurement and repro.py read it)."""
+    return [kind for kind, ys, floor in (("superlinear-time", cpu_s, TIME_FLOOR_S),
+                                         ("superlinear-size", sizes, SIZE_FLOOR))
+            if superlinear(ns, ys, expected, margin, floor)]
 
 
 @by_position

@@ -17,10 +17,10 @@ n in one round only. One round decides whether a program looks superlinear at al
 get more rounds and a cProfile of the largest n (the hottest torch functions, for the report).
 
 The family costs about 14 copies traced of the program per round, so make_fx measures it on one
-tensor program in SAMPLE of those with symbols (by the program's hash: the same program is always
-measured or never), and never on a program whose smallest member would take MAX_BASE_S. The trace functions below
-are copied verbatim into the finding's repro.py (shapefuzz/repro/scaling.py): they use torch
-only."""
+tensor program in SAMPLE of those with symbols, one in SAMPLE_FACTS of those with deferred
+asserts (by the program's hash: the same program is always measured or never), and never on a
+program whose smallest member would take MAX_BASE_S. The trace functions below are copied
+verbatim into the finding's repro.py (shapefuzz/repro/scaling.py): they use torch only."""
 
 from __future__ import annotations
 
@@ -38,13 +38,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz.program import interp
-from shapefuzz.systems.observation import (
-    ORDER_MARGIN,
-    SIZE_FLOOR,
-    TIME_FLOOR_S,
-    Scaling,
-    superlinear,
-)
+from shapefuzz.systems.observation import ORDER_MARGIN, TIME_FLOOR_S, Scaling, superlinear_kinds
 
 __all__ = ["FAMILY", "NS", "SAMPLE", "copies", "measure", "sampled", "trace_copies", "wanted"]
 
@@ -53,6 +47,7 @@ NS = (2, 4, 8)
 #: one tensor program with symbols in SAMPLE is measured: a measured program costs make_fx
 #: about 14 traces a round (benchmarks/README.md, performance oracle: what it adds to make_fx)
 SAMPLE = 16
+#: one in SAMPLE_FACTS of the programs whose trace also deferred runtime asserts
 SAMPLE_FACTS = 4
 #: rounds for a program that looked superlinear in its first round
 ROUNDS = 3
@@ -108,16 +103,11 @@ def trace_copies(fn, inputs, dims, n, env_kwargs=None):
     return cpu, sum(map(len, guards)) + sum(map(len, asserts))
 
 
-def _looks_superlinear(ns, cpu, sizes, expected, margin) -> bool:
-    return (superlinear(ns, cpu, expected, margin, TIME_FLOOR_S)
-            or superlinear(ns, sizes, expected, margin, SIZE_FLOOR))
-
-
 def _worth_more_rounds(ns, cpu, sizes) -> bool:
     """After a round: does the family look superlinear (by a looser rule), or did a slow moment
     hide what it is (a larger member no slower than a smaller one, where that matters)?"""
     unsettled = any(b <= a for a, b in pairwise(cpu)) and max(cpu) >= TIME_FLOOR_S / 2
-    return unsettled or _looks_superlinear(ns, cpu, sizes, 1.0, ORDER_MARGIN * FIRST_LOOK)
+    return unsettled or bool(superlinear_kinds(ns, cpu, sizes, 1.0, ORDER_MARGIN * FIRST_LOOK))
 
 
 def measure(program, env_kwargs=None) -> Scaling | None:
@@ -144,7 +134,7 @@ def measure(program, env_kwargs=None) -> Scaling | None:
         return None    # observation reports what its one copy does)
     cpu_s, sizes = tuple(best[n][0] for n in NS), tuple(best[n][1] for n in NS)
     profile = hottest(fn, inputs, dims, NS[-1], env_kwargs) \
-        if _looks_superlinear(NS, cpu_s, sizes, 1.0, ORDER_MARGIN) else ""
+        if superlinear_kinds(NS, cpu_s, sizes, 1.0, ORDER_MARGIN) else ""
     return Scaling(FAMILY, NS, cpu_s, sizes, rounds, 1.0, profile)
 
 

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _helpers import I, R, inp, prog
 
 from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles.performance import scaling_findings
@@ -111,10 +112,23 @@ def test_quiet_on_unmodified_torch(program):
     assert max(growth_order(scaled.ns, scaled.sizes), 0) < 1.2
 
 
-def test_make_fx_measures_only_its_sample():
-    assert scaling.sampled(QUESTIONS) == scaling.sampled(_load(QUESTIONS.dumps()))  # by content
-    measured = MakeFxSystem().observe(QUESTIONS, "default", []).scaling
-    assert bool(measured) == scaling.sampled(QUESTIONS)
+def test_make_fx_measures_only_its_sample(monkeypatch):
+    """By the program's content: measured at a rate of 1, not at a rate its hash misses; a
+    program whose trace made no symbol never."""
+    assert scaling.sampled(QUESTIONS, 7) == scaling.sampled(_load(QUESTIONS.dumps()), 7)
+    static = prog([inp([1.0, 2.0], dims=("static",))], [I("add", R(0), R(0))])  # no symbol at all
+
+    def measured(program, every):
+        monkeypatch.setattr(scaling, "SAMPLE", every)
+        monkeypatch.setattr(scaling, "SAMPLE_FACTS", every)
+        obs = MakeFxSystem().observe(program, "default", [])
+        assert obs.outcome.kind == "ok", obs.outcome
+        return obs.scaling
+
+    assert measured(QUESTIONS, 1) and measured(ASSERTS, 1)
+    missed = next(k for k in range(2, 100) if not scaling.sampled(QUESTIONS, k))
+    assert measured(QUESTIONS, missed) == ()
+    assert measured(static, 1) == ()
 
 
 def test_repro_exits_1_with_the_plant_and_0_without(planted, tmp_path):

@@ -96,4 +96,4 @@ KIND: str
 trace_copies: Callable[..., tuple[float, int]]
 hottest: Callable[..., str]
 growth_order: Callable[..., float]
-superlinear: Callable[..., bool]
+superlinear_kinds: Callable[..., list[str]]

@@ -33,13 +33,11 @@ if TYPE_CHECKING:
         MARGIN,
         NS,
         ROUNDS,
-        SIZE_FLOOR,
-        TIME_FLOOR_S,
         f,
         growth_order,
         hottest,
         inputs,
-        superlinear,
+        superlinear_kinds,
         trace_copies,
     )
 
@@ -56,14 +54,13 @@ def main():
         print(f"f {n} times over: {c:.3f} s CPU to trace, guards and asserts {z} characters")
     print(f"growth order: CPU time {growth_order(NS, cpu_s):.2f}, size {growth_order(NS, sizes):.2f}; "
           f"copies that share nothing should give {EXPECTED:g}")
-    grows = {"superlinear-time": superlinear(NS, cpu_s, EXPECTED, MARGIN, TIME_FLOOR_S),
-             "superlinear-size": superlinear(NS, sizes, EXPECTED, MARGIN, SIZE_FLOOR)}
-    if grows[KIND] and "--profile" in sys.argv:  # cProfile slows the trace several times over
+    grows = KIND in superlinear_kinds(NS, cpu_s, sizes, EXPECTED, MARGIN)
+    if grows and "--profile" in sys.argv:  # cProfile slows the trace several times over
         print(f"\nhottest torch functions at n = {NS[-1]} (cProfile, by own time):")
         print(hottest(f, inputs, DIMS, NS[-1], ENV_KWARGS))
-    if grows[KIND]:
+    if grows:
         print(f"BUG: {KIND}: the shape system's cost grows faster than the program count")
-    sys.exit(1 if grows[KIND] else 0)
+    sys.exit(1 if grows else 0)
 
 
 if __name__ == "__main__":
