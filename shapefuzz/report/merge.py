@@ -181,10 +181,9 @@ def _unions(campaigns: tuple[CampaignReport, ...]) -> dict[str, Any]:
     """What ran anywhere, and the versions when every campaign had the same ones."""
     out: dict[str, Any] = {
         "systems": sorted({s for c in campaigns for s in c.data.get("systems") or []}),
-        "targets": sorted({tuple(t) for c in campaigns for t in c.data.get("targets") or []}),
+        "targets": [list(t) for t in sorted({tuple(t) for c in campaigns for t in c.data.get("targets") or []})],
         "skipped_configs": _unique([k for c in campaigns for k in c.data.get("skipped_configs") or []]),
         "resumed": any(c.data.get("resumed") for c in campaigns)}
-    out["targets"] = [list(t) for t in out["targets"]]
     versions = {json.dumps(c.data.get("versions"), sort_keys=True) for c in campaigns}
     if len(versions) == 1 and campaigns[0].data.get("versions"):
         out["versions"] = campaigns[0].data["versions"]
