@@ -1,4 +1,4 @@
-"""report.json, report.md and report.html for a campaign (schema in README, "Reading a report").
+"""report.json, report.md and report.html for a campaign (schema: docs/reference/report-json.md).
 
 report.json is the source of truth: report.md and report.html are rendered from it alone, so
 `shapefuzz report DIR` can re-render them later (after a template change, or to view an old
@@ -14,7 +14,7 @@ from typing import Any
 
 from shapefuzz import BadInput
 from shapefuzz.cases.corpus import atomic_write
-from shapefuzz.report.markdown import to_html
+from shapefuzz.report.markdown import fence, to_html
 
 __all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "case_href", "load_report", "op_family_counts",
            "render_html", "render_md", "rerender", "unconfirmed_section", "write_report"]
@@ -164,8 +164,13 @@ def render_md(d: dict[str, Any]) -> str:
     for f in d["findings"]:
         lines += _md_finding(f)
     lines += unconfirmed_section(d)
-    lines += ["## Outcomes per system and config", "", "| system | config | outcome | programs |",
-              "|---|---|---|---|"]
+    return "\n".join(lines + _md_tables(d))
+
+
+def _md_tables(d: dict[str, Any]) -> list[str]:
+    """The closing sections: outcome counts, z3 verdicts and coverage."""
+    lines = ["## Outcomes per system and config", "", "| system | config | outcome | programs |",
+             "|---|---|---|---|"]
     for system, cfgs in sorted(d["outcomes"].items()):
         for cfg, kinds in sorted(cfgs.items()):
             lines += [f"| {system} | {cfg} | {kind} | {n} |" for kind, n in sorted(kinds.items())]
@@ -173,7 +178,7 @@ def render_md(d: dict[str, Any]) -> str:
         lines += ["", "## z3 verdicts", ""] + [f"- {k}: {n}" for k, n in _z3_counts(d).items()]
     lines += ["", "## Coverage", "", "op families: " + _kv(_families(d)), "",
               "ops: " + _kv(d.get("ops", {})), "", "decisions: " + _kv(d.get("decisions", {})), ""]
-    return "\n".join(lines)
+    return lines
 
 
 def _title(d: dict[str, Any]) -> str:
@@ -211,7 +216,7 @@ def _md_finding(f: dict[str, Any]) -> list[str]:
     if f.get("blame"):
         out.append(f"- blame: {f['blame']}")
     return out + [(f"- case: {_case_link(f)}; replay: `shapefuzz replay {f['case_dir']}`; "
-                  f"repro: `python {f['case_dir']}/repro.py`"), "", "```", f["program"], "```", "",
+                  f"repro: `python {f['case_dir']}/repro.py`"), "", *fence(f["program"]), "",
                   f["detail"], ""]
 
 
@@ -272,6 +277,17 @@ def _z3_counts(d: dict[str, Any]) -> dict[str, int]:
 # so plotly.js (about 4.6 MB) is embedded once, inline; every figure is a div that plotly fills.
 # Each plot div carries class "shapefuzz-plot" and an id "plot-<name>" (tests look for them).
 
+#: long signatures, paths and blame lines wrap anywhere, so a table fits the page's width (its
+#: cells shrink to the longest unbreakable piece, a character); a table that still does not fit
+#: scrolls inside its own box (.wide), never the page
+_STYLE = ("<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
+          "max-width:100%}#buckets{width:100%}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;"
+          "vertical-align:top;overflow-wrap:anywhere}pre{background:#f6f6f6;padding:8px;overflow-x:auto}"
+          ".new{color:#b00}.known{color:#777}.shapefuzz-plot{width:100%;min-height:360px}"
+          ".wide{overflow-x:auto;max-width:100%}code{overflow-wrap:anywhere}td code{word-break:break-all}"
+          "details{margin:1em 0}</style>")
+
+
 def render_html(d: dict[str, Any]) -> str:
     from shapefuzz.report import plots as report_plots
     from shapefuzz.report.ab import ab_html
@@ -281,11 +297,7 @@ def render_html(d: dict[str, Any]) -> str:
     plots, script = report_plots.render(figs)
     esc = html.escape
     parts = ["<!doctype html><html><head><meta charset='utf-8'><title>" + esc(_title(d)) + "</title>",
-             ("<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:"
-             "collapse}td,th{border:1px solid #ccc;padding:3px 6px;font-size:13px;vertical-align:top}"
-             "pre{background:#f6f6f6;padding:8px;overflow-x:auto}.new{color:#b00}.known{color:#777}"
-             ".shapefuzz-plot{width:100%;min-height:360px}.wide{overflow-x:auto;max-width:100%}"
-             "td code{word-break:break-all}details{margin:1em 0}</style>"), script, "</head><body>",
+             _STYLE, script, "</head><body>",
              f"<h1>{esc(_title(d))}</h1>", f"<p>{esc(_headline(d))}</p>", to_html("\n".join(_rerun(d)))]
     parts += _html_buckets(d) + fleet_html(d) + ab_html(d)
     parts += ["<h2>Plots</h2>", plots]
@@ -296,8 +308,10 @@ def render_html(d: dict[str, Any]) -> str:
         parts += [f"<details id='unconfirmed'><summary>Unconfirmed: {len(d['unconfirmed'])} (repro.py did "
                   "not reproduce; not counted, not bucketed)</summary>",
                   to_html("\n".join(unconfirmed_section(d)[2:])), "</details>"]
-    parts += ["<h2>Full text report</h2><details><summary>report.md</summary><pre>",
-              esc(render_md(d)), "</pre></details></body></html>\n"]
+    # the counts behind the plots, as report.md has them (collapsed: the plots show them)
+    parts += ["<h2>Counts</h2><details id='tables'><summary>Outcomes per system and config, z3 verdicts "
+              "and coverage, as tables</summary>", to_html("\n".join(_md_tables(d))),
+              "</details></body></html>\n"]
     return "".join(parts)
 
 

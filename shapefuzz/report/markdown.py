@@ -1,104 +1,40 @@
-"""The markdown report.md is written in, as HTML (report.html shows the same sections rendered).
+"""The markdown report.md is written in, as HTML: report.html shows the same sections rendered.
 
-Only the subset render_md writes: headings, paragraphs, `- ` lists, ``` fences, pipe tables,
-`code` and [text](href) links. Everything is escaped first, so a hostile string in a report
-(a program, an error message) stays text; a link's href is kept only when it is a relative path
-or a file: / http(s): URL."""
+Rendered by markdown-it-py (CommonMark with pipe tables), so fences, lists and tables render as
+any markdown viewer shows them. The text inside is a report's own (programs, error messages,
+expressions such as `2*s0 + 3*s1`), so the rules that would rewrite such text are off: raw HTML
+(a hostile string stays text), emphasis (`*` and `_` are arithmetic and names here), setext
+headings, link reference definitions, images, backslash escapes and entities. Links keep
+markdown-it's own check (no javascript:/data: hrefs); a paragraph's line breaks are kept."""
 
 from __future__ import annotations
 
-import html
 import re
+from functools import cache
 
-__all__ = ["to_html"]
+from markdown_it import MarkdownIt
 
-_LINK = re.compile(r"\[([^\]\n]+)\]\(([^)\s]+)\)")
-_CODE = re.compile(r"`([^`\n]+)`")
-_SAFE_HREF = re.compile(r"^(?:https?:|file:|[\w./#-])")
+__all__ = ["fence", "to_html"]
+
+#: the CommonMark rules that would change what a report's text says (see the module docstring)
+_OFF = ["emphasis", "lheading", "reference", "image", "escape", "entity"]
+
+
+@cache
+def _parser() -> MarkdownIt:
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable("table").disable(_OFF)
+    # a wide table scrolls inside its own box instead of widening the page
+    md.add_render_rule("table_open", lambda self, tokens, idx, options, env: "<div class='wide'><table>\n")
+    md.add_render_rule("table_close", lambda self, tokens, idx, options, env: "</table></div>\n")
+    return md
 
 
 def to_html(md: str) -> str:
-    out: list[str] = []
-    lines = md.splitlines()
-    k = 0
-    while k < len(lines):
-        line = lines[k]
-        if line.startswith("```"):
-            end = next((j for j in range(k + 1, len(lines)) if lines[j].startswith("```")), len(lines))
-            out.append("<pre>" + html.escape("\n".join(lines[k + 1:end])) + "</pre>")
-            k = end + 1
-            continue
-        block = _block(lines, k)
-        out.append(_render_block(lines[k:k + block]))
-        k += block
-    return "\n".join(x for x in out if x)
+    return _parser().render(md)
 
 
-def _block(lines: list[str], k: int) -> int:
-    """How many lines from k form one block of the same kind."""
-    kind = _kind(lines[k])
-    if kind in ("h", "blank"):
-        return 1
-    n = 1
-    while k + n < len(lines) and _kind(lines[k + n]) == kind and not lines[k + n].startswith("```"):
-        n += 1
-    return n
-
-
-def _kind(line: str) -> str:
-    if not line.strip():
-        return "blank"
-    if line.startswith("#"):
-        return "h"
-    if line.startswith("- "):
-        return "ul"
-    if line.startswith("|"):
-        return "table"
-    return "p"
-
-
-def _render_block(block: list[str]) -> str:
-    kind = _kind(block[0])
-    if kind == "blank":
-        return ""
-    if kind == "h":
-        level = min(6, len(block[0]) - len(block[0].lstrip("#")))
-        return f"<h{level}>{inline(block[0].lstrip('#').strip())}</h{level}>"
-    if kind == "ul":
-        return "<ul>" + "".join(f"<li>{inline(x[2:])}</li>" for x in block) + "</ul>"
-    if kind == "table":
-        return _table(block)
-    return "<p>" + "<br>".join(inline(x) for x in block) + "</p>"
-
-
-def _table(block: list[str]) -> str:
-    rows = [[c.strip() for c in x.strip().strip("|").split("|")] for x in block
-            if not re.fullmatch(r"\|?[\s:|-]+\|?", x.strip())]
-    if not rows:
-        return ""
-    head = "".join(f"<th>{inline(c)}</th>" for c in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in rows[1:])
-    return f"<div class='wide'><table><tr>{head}</tr>{body}</table></div>"
-
-
-def inline(text: str) -> str:
-    """Escaped text with `code` and [text](href) links."""
-    parts: list[str] = []
-    pos = 0
-    for m in _CODE.finditer(text):
-        parts.append(_links(text[pos:m.start()]))
-        parts.append(f"<code>{html.escape(m[1])}</code>")
-        pos = m.end()
-    parts.append(_links(text[pos:]))
-    return "".join(parts)
-
-
-def _links(text: str) -> str:
-    out, pos = [], 0
-    for m in _LINK.finditer(text):
-        out.append(html.escape(text[pos:m.start()]))
-        href = m[2] if _SAFE_HREF.match(m[2]) else "#"
-        out.append(f"<a href='{html.escape(href, quote=True)}'>{html.escape(m[1])}</a>")
-        pos = m.end()
-    out.append(html.escape(text[pos:]))
-    return "".join(out)
+def fence(text: str, info: str = "") -> list[str]:
+    """`text` as a fenced code block, the fence longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return [ticks + info, text, ticks]

@@ -7,11 +7,14 @@ import io
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from shapefuzz.report import ReportError, load_report, render_md, rerender, write_report
 from shapefuzz.report.plots import PLOT_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _cli(*args: str) -> int:
@@ -151,10 +154,12 @@ def test_html_is_self_contained_and_escapes_text(tmp_path):
 def test_html_renders_the_markdown_links_cases_and_collapses_unconfirmed(tmp_path):
     write_report(tmp_path, report_data(command="shapefuzz fuzz --seed 1", versions={"torch": "2.13.0"}))
     html = (tmp_path / "report.html").read_text()
-    body = html.split("<h2>Findings</h2>")[1].split("<h2>Full text report</h2>")[0]
+    body = html.split("<h2>Findings</h2>")[1].split("<h2>Counts</h2>")[0]
     assert "<section class='finding'><h3>[critical]" in body and "<li>oracle <code>truth</code>" in body
-    assert "<pre>v0 = backed(0)" in body and "### " not in body  # rendered, not raw markdown
-    assert "<a href='findings/truth-torch-env-0123456789'>" in html  # case folders are links
+    assert "<pre><code>v0 = backed(0)" in body and "### " not in body  # rendered, not raw markdown
+    assert "```" not in body
+    assert '<a href="findings/truth-torch-env-0123456789">' in body  # case folders are links
+    assert "<a href='findings/truth-torch-env-0123456789'>" in html  # in the bucket table too
     assert "<div class='wide'><table id='buckets'>" in html  # a wide table scrolls in its box
     buckets = html.split("id='buckets'")[1].split("</table>")[0]
     assert "wrong-value-expr" not in buckets
@@ -209,6 +214,73 @@ def test_report_html_renders_plots_in_headless_chromium(tmp_path):
         # plotly drew an svg with axes and data marks inside the div
         assert 'class="main-svg"' in html.split("id=\"plot-", 1)[0], f"plot {name} has no svg"
         assert re.search(r'class="(trace bars|scatterlayer|bars)', html), f"plot {name} has no data marks"
+
+
+#: a real campaign's report (torch 2.13.0, make_fx under its configs: 30 findings with multi-line
+#: details, 7 unconfirmed, signatures up to 182 characters), re-rendered by the code under test
+REAL_REPORT = ROOT / "reports" / "torch-2.13" / "campaigns" / "F2-make_fx-cfgs-s214" / "report.json"
+
+#: appended to a copy of report.html: once the page has loaded (plots drawn), replaces the page by
+#: what the browser shows of it (innerText: rendered text only, never collapsed or hidden source)
+#: and the page's and the bucket table's widths against the viewport, for --dump-dom to print
+_PROBE = """<script>window.addEventListener('load', () => {
+  const b = document.getElementById('buckets'), r = b && b.getBoundingClientRect();
+  const seen = {text: document.body.innerText, viewport: window.innerWidth,
+                page: document.documentElement.scrollWidth, table: r && r.right};
+  document.body.textContent = '';
+  const out = document.createElement('pre');
+  out.id = 'probe';
+  out.textContent = JSON.stringify(seen);
+  document.body.appendChild(out);
+});</script>"""
+
+
+def _seen_in_browser(browser: str, page, width: int) -> dict:
+    """What headless Chromium shows of `page` in a window `width` pixels wide (see _PROBE)."""
+    import html
+    import json
+
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text() + _PROBE)
+    r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                        f"--window-size={width},900", "--virtual-time-budget=20000", "--dump-dom",
+                        probe.as_uri()], capture_output=True, text=True, timeout=240)
+    m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout, re.S)
+    assert m, f"the probe did not run (exit {r.returncode}): {r.stderr[-2000:]}"
+    return json.loads(html.unescape(m[1]))
+
+
+@pytest.mark.parametrize("width", [1280, 800])
+def test_a_real_report_shows_rendered_markdown_and_fits_the_window(tmp_path, width):
+    """issue 33: report.html showed raw ``` fences; its bucket table must fit the page. A real
+    campaign's report.json, re-rendered as `shapefuzz report` does, in a wide and a narrow window."""
+    browser = _chromium()
+    if browser is None:
+        pytest.skip("no chromium on PATH (.ci/run installs the Debian package: apt-get install chromium)")
+    shutil.copy(REAL_REPORT, tmp_path / "report.json")
+    assert _cli("report", str(tmp_path)) == 0
+    seen = _seen_in_browser(browser, tmp_path / "report.html", width)
+    text = seen["text"]
+    assert "Buckets (one line per root cause" in text and "Findings" in text  # the page rendered
+    programs = [f["program"] for f in load_report(tmp_path)["findings"]]
+    assert all(p.splitlines()[-2] in text for p in programs)  # each finding's program is shown
+    assert "```" not in text and "\n### " not in text  # no raw markdown
+    assert seen["table"] <= seen["viewport"], seen  # the bucket table ends inside the window
+    assert seen["page"] <= seen["viewport"], seen  # and nothing makes the page scroll sideways
+
+
+def test_markdown_keeps_a_reports_text_as_written():
+    """Expressions, names and hostile strings in a finding's text render as written: no emphasis
+    from `*` or `_`, no raw HTML, no javascript: link; fences (also inside a list) and tables render."""
+    from shapefuzz.report.markdown import fence, to_html
+
+    out = to_html("size 2*s0 + 3*s1 of __init__ <script>x</script> [a](javascript:alert(1))\n\n"
+                  "- item\n\n  ```\n  v0 = x\n  ```\n\n| a | b |\n|---|---|\n| 1 | 2 |")
+    assert "2*s0 + 3*s1 of __init__" in out and "<em>" not in out and "<strong>" not in out
+    assert "<script>" not in out and "&lt;script&gt;" in out and "href=\"javascript" not in out
+    assert "<pre><code>v0 = x" in out and "```" not in out
+    assert "<div class='wide'><table>" in out and "<td>2</td>" in out
+    assert fence("a ``` b") == ["````", "a ``` b", "````"]
 
 
 # ---- progress ----------------------------------------------------------------------------------
