@@ -2,7 +2,7 @@
 (the CLI's `shapefuzz fuzz --system S --workers 1 --budget B`, confirmation on) side by side in
 one run, with the raw trace time of the same programs (the floor) and the ratios.
 
-    python benchmarks/campaign_bench.py [--budget 30] [--systems make_fx,export,...] [--seed 0]
+    python benchmarks/campaign_bench.py [--budget 30] [--rows make_fx,export,...] [--seed 0 1]
                                         [--out FILE]
 
 Method:
@@ -28,24 +28,59 @@ import argparse
 import json
 import os
 import platform
+import sys
 import tempfile
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
 
-#: DESIGN.md / issue 16 goals, programs/s of wall time with one worker
-GOALS = {"torch-env": 50, "ref": 100, "make_fx": 8, "make_fx+export": 5, "compile": 1, "export": None}
-ROWS = ("torch-env", "ref", "make_fx", "export", "make_fx+export", "compile")
+
+@dataclass(frozen=True)
+class Row:
+    """One campaign of the table: its systems and configs (the CLI's --system/--config), whether
+    it runs in A/B mode against this same interpreter ("first": a fresh baseline cache,
+    "repeat": the cache the "first" row filled, as a patch author's second run), and its goal."""
+
+    name: str
+    systems: tuple[str, ...] = ()
+    configs: tuple[str, ...] = ()
+    ab: str = ""  # "", "first" or "repeat"
+    rate: float | None = None  # goal: programs/s of wall time
+    share_of: tuple[str, float] | None = None  # goal: at least this share of another row's programs
+    max_ratio: float | None = None  # goal: wall / floor at most this
+
+
+#: the rows (issue 16 and 31 goals; absolute rates move between machines, ratios less)
+ROWS = {r.name: r for r in (
+    Row("torch-env", ("torch-env",), rate=50, max_ratio=1.5),
+    Row("ref", ("ref",), rate=100, max_ratio=1.5),
+    Row("make_fx", ("make_fx",), rate=8),
+    Row("export", ("export",)),
+    Row("make_fx+export", ("make_fx", "export"), rate=5),
+    Row("default"),  # the CLI's default campaign (Note [default systems]): the A/B rows' yardstick
+    Row("ab-first", ab="first", share_of=("default", 0.6)),
+    Row("ab-repeat", ab="repeat", share_of=("default", 0.9)),
+    Row("export-all", ("export",), ("all",), rate=2),
+    Row("compile", ("compile",), rate=2),
+    Row("inductor", ("compile",), ("inductor",), rate=0.3),
+)}
+
+
+#: the A/B rows' baseline: this interpreter, told apart by a variable nothing reads (the A/B
+#: check refuses a baseline identical to the candidate)
+AB_ENV = ("SHAPEFUZZ_BENCH_BASELINE=1",)
 
 
 # ---- the campaign (this process) ---------------------------------------------------------------
-def run_row(row: str, budget: float, seed: int, out: Path) -> tuple[dict, list[str]]:
+def run_row(row: Row, budget: float, seed: int, out: Path, cache: Path) -> tuple[dict, list[str]]:
     import shapefuzz.campaign.engine as engine
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.campaign.stats import program_hash
     from shapefuzz.cases.known import load_known
+    from shapefuzz.repro.ab import baseline_from_flags
     from shapefuzz.strategies.settings import GenSettings
     from shapefuzz.systems import targets_for
 
@@ -56,10 +91,13 @@ def run_row(row: str, budget: float, seed: int, out: Path) -> tuple[dict, list[s
         seen[program_hash(program)] = program.dumps()
         return original(program, *a, **kw)
 
-    targets = targets_for(tuple(row.split("+")))
-    opts = FuzzOptions(targets=targets, budget_s=budget, max_examples=None, seed=seed, workers=1,
-                       out=out, gen=GenSettings(), torch_config=(), timeout_s=60.0,
-                       shrink_budget_s=30.0, confirm=True, quiet=True, known=load_known())
+    if row.ab == "first":
+        cache.unlink(missing_ok=True)
+    opts = FuzzOptions(targets=targets_for(row.systems, row.configs), budget_s=budget, max_examples=None,
+                       seed=seed, workers=1, out=out, gen=GenSettings(), torch_config=(), timeout_s=60.0,
+                       shrink_budget_s=30.0, confirm=True, quiet=True, known=load_known(),
+                       baseline=baseline_from_flags(sys.executable, AB_ENV) if row.ab else None,
+                       baseline_cache=cache if row.ab else None)
     engine.jobs_for = recording
     try:
         t = time.monotonic()
@@ -169,13 +207,36 @@ def _pct(part: float, whole: float) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
-def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> str:
-    lines = [f"campaign_bench: --budget {budget:g}, one worker, default configs; torch "
+def goal_text(row: Row) -> str:
+    parts = [f">= {row.rate:g}/s" if row.rate else "",
+             f">= {row.share_of[1]:.0%} of {row.share_of[0]}'s programs" if row.share_of else "",
+             f"wall/floor <= {row.max_ratio:g}" if row.max_ratio else ""]
+    return ", ".join(p for p in parts if p) or "-"
+
+
+def goal_met(row: Row, progs: int, wall: float, fsum: float, programs_of: dict[str, int]) -> str:
+    """yes / no / ? (the yardstick row was not run) for every goal of the row at once."""
+    checks = []
+    if row.rate:
+        checks.append(progs / wall >= row.rate)
+    if row.share_of:
+        ref = programs_of.get(row.share_of[0])
+        checks.append(None if not ref else progs >= row.share_of[1] * ref)
+    if row.max_ratio:
+        checks.append(bool(fsum) and wall / fsum <= row.max_ratio)
+    if not checks:
+        return "-"
+    return "?" if None in checks else "yes" if all(checks) else "no"
+
+
+def table(results: list[tuple[Row, dict, dict]], budget: float, seed: int, load: str) -> str:
+    lines = [f"campaign_bench: --budget {budget:g}, --seed {seed}, one worker, {time.strftime('%Y-%m-%d')}; torch "
              f"{results[0][1]['torch_version'] if results else '?'}, {platform.machine()}, "
              f"{os.cpu_count()} cores, load average {load}", "",
-             "| campaign | programs | wall s | programs/s | goal | search programs/s | valid | floor s | floor programs/s "
-             "| wall / floor | generate | wait | worker ready s | oracles | shrink | confirm | startup "
-             "| worker trace | replay | z3 | ipc |", "|" + "---|" * 21]
+             "| campaign | programs | wall s | programs/s | goal | met | search programs/s | valid | floor s "
+             "| floor programs/s | wall / floor | generate | wait | worker ready s | oracles | shrink | confirm "
+             "| startup | worker trace | replay | z3 | ipc |", "|" + "---|" * 22]
+    programs_of = {row.name: r["programs"] for row, r, _ in results}
     for row, r, fl in results:
         ts, progs = r["time_split"], r["programs"]
         ph, wall = ts["phases_s"], r["bench_wall_s"]
@@ -183,53 +244,63 @@ def table(results: list[tuple[str, dict, dict]], budget: float, load: str) -> st
                 for k in ("trace", "replay", "z3", "ipc")}
         total = sum(busy.values())
         fsum = sum(v for k, v in fl.items() if k != "errors")
-        goal = GOALS.get(row)
         search = wall - sum(ph.get(k, 0.0) for k in ("startup", "shrink", "confirm", "report"))
         lines.append(
-            f"| {row} | {progs} | {wall:.1f} | {progs / wall:.1f} | {goal if goal else '-'} | "
-            f"{progs / search if search > 0 else 0:.1f} | "
+            f"| {row.name} | {progs} | {wall:.1f} | {progs / wall:.2f} | {goal_text(row)} | "
+            f"{goal_met(row, progs, wall, fsum, programs_of)} | {progs / search if search > 0 else 0:.2f} | "
             f"{_pct(r['valid_programs'], progs)} | {fsum:.1f} | {progs / fsum if fsum else 0:.1f} | "
             f"{wall / fsum if fsum else 0:.1f}x | {_pct(ph.get('generate', 0.0), wall)} | "
             f"{_pct(ph.get('wait', 0.0), wall)} | {ts.get('first_worker_ready_s', 0.0):.1f} | "
             + " | ".join(_pct(ph.get(k, 0.0), wall) for k in ("oracles", "shrink", "confirm", "startup"))
             + " | " + " | ".join(_pct(busy[k], total) for k in ("trace", "replay", "z3", "ipc")) + " |")
-    errors = {row: fl["errors"] for row, _, fl in results if fl.get("errors")}
+    errors = {row.name: fl["errors"] for row, _, fl in results if fl.get("errors")}
+    cached = {row.name: r.get("ab", {}).get("baseline_cache") for row, r, _ in results if row.ab}
     lines += ["", f"floor runs that raised (by type; torch's own rejections count too): {errors or 'none'}",
+              f"A/B rows' baseline cache: {cached or '-'}",
               "", "wall phases: share of the row's wall time (Note [time split]); worker columns: "
               "share of the worker's busy time. search programs/s: programs per second of the "
-              "wall time spent searching (without startup, shrinking, confirmation and the report). floor: the systems' own traces of the same programs, "
-              "nothing else (benchmarks/campaign_bench.py docstring)."]
+              "wall time spent searching (without startup, shrinking, confirmation and the report). "
+              "floor: the systems' own traces of the same programs, nothing else (the candidate's, for "
+              "A/B rows; benchmarks/campaign_bench.py docstring). A/B rows: baseline = this same "
+              "interpreter (unmodified against unmodified: any finding there is a false one)."]
     return "\n".join(lines)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--budget", type=float, default=30.0)
-    ap.add_argument("--systems", default=",".join(ROWS), help="comma-separated rows (a+b: both)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="append the table to this markdown file")
+    ap.add_argument("--rows", "--systems", dest="rows", default=",".join(ROWS),
+                    help=f"comma-separated rows, of: {', '.join(ROWS)}")
+    ap.add_argument("--seed", type=int, nargs="+", default=[0], help="one table per seed")
+    ap.add_argument("--out", default=None, help="append the tables to this markdown file")
     args = ap.parse_args()
+    unknown = [r for r in args.rows.split(",") if r not in ROWS]
+    if unknown:
+        ap.error(f"unknown rows {', '.join(unknown)}; choose from {', '.join(ROWS)}")
     warnings.filterwarnings("ignore")
     import torch  # noqa: F401  (paid once, before the first row's clock)
 
     from shapefuzz.systems import targets_for
 
-    results, ctx = [], get_context("spawn")
-    load0 = os.getloadavg()
-    for row in args.systems.split(","):
-        out = Path(tempfile.mkdtemp(prefix=f"campaign-bench-{row}-"))
-        report, programs = run_row(row, args.budget, args.seed, out)
-        with ProcessPoolExecutor(1, mp_context=ctx) as ex:
-            fl = ex.submit(floor, list(targets_for(tuple(row.split("+")))), programs).result()
-        results.append((row, report, fl))
-        print(f"{row}: {report['programs']} programs in {report['bench_wall_s']:.1f} s; floor "
-              f"{sum(v for k, v in fl.items() if k != 'errors'):.1f} s ({fl['errors']}); {out}", flush=True)
-    load1 = os.getloadavg()
-    text = table(results, args.budget, f"{load0[0]:.1f} before, {load1[0]:.1f} after")
-    print(text)
-    if args.out:
-        with open(args.out, "a") as fh:
-            fh.write(text + "\n\n")
+    ctx = get_context("spawn")
+    cache = Path(tempfile.mkdtemp(prefix="campaign-bench-cache-")) / "baseline.sqlite"
+    for seed in args.seed:
+        results, load0 = [], os.getloadavg()
+        for name in args.rows.split(","):
+            row = ROWS[name]
+            out = Path(tempfile.mkdtemp(prefix=f"campaign-bench-{name}-"))
+            report, programs = run_row(row, args.budget, seed, out, cache)
+            with ProcessPoolExecutor(1, mp_context=ctx) as ex:
+                fl = ex.submit(floor, list(targets_for(row.systems, row.configs)), programs).result()
+            results.append((row, report, fl))
+            print(f"{name}: {report['programs']} programs in {report['bench_wall_s']:.1f} s; floor "
+                  f"{sum(v for k, v in fl.items() if k != 'errors'):.1f} s ({fl['errors']}); {out}", flush=True)
+        load1 = os.getloadavg()
+        text = table(results, args.budget, seed, f"{load0[0]:.1f} before, {load1[0]:.1f} after")
+        print(text, flush=True)
+        if args.out:
+            with open(args.out, "a") as fh:
+                fh.write(text + "\n\n")
     return 0
 
 

@@ -21,7 +21,8 @@ Note [A/B samples]: the per-program speed of both sides and the improvements (or
 are appended, one JSON line per generated program, to DIR/ab-samples.jsonl as each program's
 group finishes. The report reads back only the lines of programs the campaign counted (by
 program hash): speculative programs cancelled after a finding and shrink runs never enter it,
-and a resumed campaign keeps the lines of its first part."""
+and a resumed campaign keeps the lines of its first part.
+"""
 
 from __future__ import annotations
 
@@ -35,8 +36,8 @@ from collections.abc import Hashable, Mapping
 from pathlib import Path
 
 from shapefuzz import BadInput
-from shapefuzz.campaign.ab_speed import improvement_summary, read_samples, speed_summary
-from shapefuzz.oracles.ab import SLOWDOWN, SPEC_PREFIX, mark
+from shapefuzz.campaign.ab_speed import fastest, improvement_summary, read_samples, speed_summary
+from shapefuzz.oracles.ab import SLOWDOWN, SPEC_PREFIX, mark, slower
 from shapefuzz.oracles.findings import TORCH_SYSTEMS
 from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
 
@@ -223,6 +224,9 @@ def _generated(tag: Hashable) -> bool:
 class ABPool:
     """Two WorkerPools behind the one-pool group interface (Note [A/B workers])."""
 
+    #: reruns of a pair the slowdown rule calls slower (Note [A/B retiming] in ab_speed.py)
+    RETIMES = 2
+
     def __init__(self, candidate, baseline, spec: Baseline, samples: Path | None = None,
                  seed: int = 0, cache=None):
         self.cand, self.base = candidate, baseline
@@ -234,6 +238,7 @@ class ABPool:
         self._b: dict = {}
         self._jobs: dict = {}
         self._finished: dict = {}
+        self._retiming: dict = {}  # tag -> (jobs, candidate's, baseline's, reruns so far)
 
     def __getattr__(self, name: str):
         """Anything else a campaign reads off its pool (time split, coverage) is the candidate's."""
@@ -300,13 +305,16 @@ class ABPool:
         return out
 
     def in_flight(self) -> int:
-        return len(self._jobs) + len(self._finished)
+        return len(self._jobs) + len(self._finished) + len(self._retiming)
 
     def cancel(self, tag: Hashable) -> None:
-        for d in (self._jobs, self._c, self._b, self._finished, self._stored):
+        for d in (self._jobs, self._c, self._b, self._finished, self._stored, self._retiming):
             d.pop(tag, None)
-        self.cand.cancel(tag)
-        self.base.cancel(tag)
+        for t in (tag, ("retime", tag)):
+            self._c.pop(t, None)
+            self._b.pop(t, None)
+            self.cand.cancel(t)
+            self.base.cancel(t)
 
     def poll(self, timeout: float = 0.25) -> list:
         if not self._finished:
@@ -326,11 +334,30 @@ class ABPool:
         self._b.update(self.base.poll(timeout / 2))
         for tag in [t for t in self._jobs if t in self._c and t in self._b]:
             jobs, cand, base = self._jobs.pop(tag), self._c.pop(tag), self._baseline_of(tag, self._b.pop(tag))
-            self._finished[tag] = list(cand) + [mark(o, self.spec_line) for o in base]
-            if self.samples is not None and _generated(tag) and jobs:
-                self._record(jobs, cand, base)
-                if self.cache is not None:  # the report's "baseline_cache" (ab_report)
-                    self.cache.write_stats(self.samples.parent / CACHE_FILE)
+            self._answered(tag, jobs, list(cand), base, 0)
+        for tag in [t for t in self._retiming if ("retime", t) in self._c and ("retime", t) in self._b]:
+            jobs, cand, base, reruns = self._retiming.pop(tag)
+            self._answered(tag, jobs, fastest(cand, self._c.pop(("retime", tag))),
+                           fastest(base, self._b.pop(("retime", tag))), reruns)
+
+    def _answered(self, tag: Hashable, jobs: list, cand: list, base: list, reruns: int) -> None:
+        """Both sides answered `tag`: run its slower-looking pairs again (Note [A/B retiming],
+        ab_speed.py),
+        or hand the group to the campaign."""
+        by_key = {(o.system, o.config): o for o in cand}
+        slow = {(b.system, b.config) for b in base
+                if (b.system, b.config) in by_key and slower(by_key[(b.system, b.config)], b)}
+        if slow and reruns < self.RETIMES:
+            again = [j for j in jobs if (j.system, j.config) in slow]
+            self._retiming[tag] = (jobs, cand, base, reruns + 1)
+            self.cand.submit(("retime", tag), again)
+            self.base.submit(("retime", tag), again)
+            return
+        self._finished[tag] = cand + [mark(o, self.spec_line) for o in base]
+        if self.samples is not None and _generated(tag) and jobs:
+            self._record(jobs, cand, base)
+            if self.cache is not None:  # the report's "baseline_cache" (ab_report)
+                self.cache.write_stats(self.samples.parent / CACHE_FILE)
 
     def _record(self, jobs, cand, base) -> None:
         """Note [A/B samples]: one line per program."""

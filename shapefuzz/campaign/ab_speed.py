@@ -1,14 +1,26 @@
 """The speed table of an A/B campaign's report (Note [A/B samples] in ab.py): candidate/baseline
-time ratios per system over the programs the campaign counted, and the improvements."""
+time ratios per system over the programs the campaign counted, and the improvements; and the
+reruns that time a suspected slowdown again.
+
+Note [A/B retiming]: each side times a program once, in its worker; the slowdown rule (oracles/
+ab.py `slower`) on one pair of times fired in every A/B campaign of unmodified against unmodified
+torch (1-2 slowdowns per 90 s campaign, none confirmed): the first use of an op in a process costs
+0.5-1 s of lazy set-up, a stored baseline time (Note [baseline cache]) was taken in another run,
+and two cores are shared by both sides and the generator. Shrinking and confirming those took
+10-40 s of a 90 s campaign. So a pair the rule calls slower is run again on both sides, now warm,
+RETIMES times at most while the rule still holds, and each side keeps its fastest time: a
+regression in the shape system is slower on every run, a cold start or a busy core is not. Only
+suspected pairs are run again (a few per campaign)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 from shapefuzz.oracles.ab import SLOW_MIN_S, SLOWDOWN
 
-__all__ = ["improvement_summary", "read_samples", "speed_summary"]
+__all__ = ["fastest", "improvement_summary", "read_samples", "speed_summary"]
 
 
 def _quantile(xs: list[float], q: float) -> float:
@@ -69,4 +81,16 @@ def improvement_summary(samples: list[dict]) -> dict:
         for system, config, why in s["improvements"]:
             per = out.setdefault(f"{system}:{config}", {})
             per[why] = per.get(why, 0) + 1
+    return out
+
+
+def fastest(old: list, new: list) -> list:
+    """`old` with each observation's time the faster of its own and its rerun's in `new`
+    (Note [A/B retiming]); a rerun whose outcome differs times nothing."""
+    again = {(o.system, o.config): o for o in new}
+    out = []
+    for o in old:
+        n = again.get((o.system, o.config))
+        faster = n is not None and n.outcome.kind == o.outcome.kind and n.elapsed_s < o.elapsed_s
+        out.append(dataclasses.replace(o, elapsed_s=n.elapsed_s) if faster else o)
     return out

@@ -41,7 +41,7 @@ from shapefuzz.program.kinds import kind_of
 from shapefuzz.systems.observation import Observation, compare_runs
 
 __all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ab_findings", "baseline_view", "dropped_wrong_facts",
-           "improvements", "mark", "self_refuted", "supersede"]
+           "improvements", "mark", "self_refuted", "slower", "supersede"]
 
 ORACLE = "ab"
 SLOWDOWN = 2.0
@@ -341,10 +341,16 @@ def _false_claim(cand, ren: dict[str, str], values: dict[str, int]) -> str:
     return ""
 
 
-def _slowdown(cand, base, spec) -> list[Finding]:
+def slower(cand: Observation, base: Observation) -> bool:
+    """The slowdown rule: SLOWDOWN x the baseline's time and SLOW_MIN_S more, same outcome."""
     c, b = cand.elapsed_s, base.elapsed_s
-    if cand.outcome.kind != base.outcome.kind or c <= SLOWDOWN * b or c - b < SLOW_MIN_S:
+    return cand.outcome.kind == base.outcome.kind and c > SLOWDOWN * b and c - b >= SLOW_MIN_S
+
+
+def _slowdown(cand, base, spec) -> list[Finding]:
+    if not slower(cand, base):
         return []
+    c, b = cand.elapsed_s, base.elapsed_s
     return [_finding("slowdown", "low", cand, f"candidate {cand.system} is {c / b:.1f}x slower than "
                      "the baseline on this program", f"candidate {c:.3f} s, baseline {b:.3f} s "
                      "(each timed in its worker)", spec)]
