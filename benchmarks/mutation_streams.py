@@ -75,11 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     a.work = a.work.resolve()
     while True:
         rows = _rows(a.triage)
-        for side in ("before", "after"):  # each side's harness reads its triage from its work folder
+        sides = ("before", "after") if a.sides == "both" else (a.sides,)
+        for side in sides:  # each side's harness reads its triage from its work folder
             (a.work / side).mkdir(parents=True, exist_ok=True)
             (a.work / side / "triage.jsonl").write_text("".join(json.dumps(r, sort_keys=True) + "\n"
                                                                for r in rows.values()))
-        sides = ("before", "after") if a.sides == "both" else (a.sides,)
         done = set.intersection(*(_scored(a.work / side / "results.jsonl") for side in sides))
         order = sorted(rows)
         random.Random(a.seed).shuffle(order)
