@@ -71,6 +71,10 @@ COMPARES = ("eager", "runs", "graphs", "configs", "proof", "fresh-env", "sizes")
 
 @dataclass(frozen=True, slots=True)
 class Oracle:
+    """One registered oracle (see this module's docstring): `check` maps a program's observations
+    (a CheckInput) to findings; the other fields tell callers what its findings need, without
+    anyone spelling the oracle's name."""
+
     name: str
     severity: str  # the most severe of its findings (a finding carries its own)
     help: str  # one line, the rule a user reads in a repro's docstring

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -31,3 +32,13 @@ def test_workflow_has_smoke_on_push_and_nightly_with_report_artifact():
 def test_ci_script_runs_the_smoke_fuzz_and_installs_the_browser():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "shapefuzz fuzz --seed 0" in ci and "apt-get install -y -qq chromium" in ci
+
+
+def test_ci_script_builds_the_docs_with_warnings_as_errors_after_the_test_suite():
+    """issue 33: the docs build runs on the pinned release, after the README's test command."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    pinned = ci.split("make_venv 2.13.0", 1)[1].split("make_venv 2.14.1", 1)[0]
+    assert "mkdocs build --strict" in pinned
+    assert pinned.index("\npython -m pytest\n") < pinned.index("mkdocs build --strict")
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["dev"]
+    assert {"mkdocs", "mkdocs-material", "mkdocs-click"} <= {re.split(r"[\[<>=]", d)[0] for d in extras}
