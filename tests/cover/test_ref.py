@@ -1,4 +1,4 @@
-"""The reference ShapeEnv (`ref`): torch's answers on TORCH_NOTES section 3, each optimization's
+"""The reference ShapeEnv (`ref`): torch's measured answers to direct ShapeEnv questions, each optimization's
 alternative path really taken, toggles 2-8 preserving every observation, aggressive levels only
 turning claims into fallbacks, every claim equal to the concrete truth, and a bug planted in one
 optimization's path caught by comparing with all-off."""
@@ -135,7 +135,7 @@ def programs() -> list[QProgram]:
     return sample(qprograms(), 200) + sample(equality_heavy(), 300)
 
 
-# ---- TORCH_NOTES section 3 ---------------------------------------------------------------------
+# ---- torch's answers to direct ShapeEnv questions -----------------------------------------------
 def test_bool_on_backed_guards_on_the_hint():
     o = observe(P(("backed", 6), ("backed", 4), ("ask", "bool", ">", R(0), R(1))))
     assert o.outcome.kind == "ok"
@@ -182,7 +182,7 @@ def test_bool_on_unbacked_is_a_data_dependent_error():
 
 
 def test_mixed_backed_and_unbacked_is_data_dependent():
-    # TORCH_NOTES: bool(x1 + u > 3) is a DDE: s0 >= 2 and u0 >= 1 only give s0 + u0 >= 3
+    # measured on torch 2.13: bool(x1 + u > 3) is a DDE: s0 >= 2 and u0 >= 1 only give s0 + u0 >= 3
     p = P(("backed", 5), ("unbacked", 1), ("check", ">=", R(1), 1), ("binop", "+", R(0), R(1)),
           ("ask", "bool", ">", R(2), 2), ("ask", "bool", ">", R(2), 3))
     o = observe(p)
@@ -213,7 +213,7 @@ def test_zero_one_specialization_and_duck_sizing():
 
 
 def test_aggressive_levels_reproduce_torch_notes_table():
-    # TORCH_NOTES section 4: with u >= 5 and v != 3 checked
+    # measured on torch 2.13: with u >= 5 and v != 3 checked
     p = P(("unbacked", 7), ("unbacked", 4), ("check", ">=", R(0), 5), ("check", "!=", R(1), 3),
           ("ask", "guard_or_false", ">=", R(0), 3), ("ask", "guard_or_true", "<", R(0), 3),
           ("ask", "guard_or_false", "!=", R(1), 3))

@@ -1,5 +1,5 @@
 """`torch-env` (torch's ShapeEnv driven by question programs) and the torch toggles: the answers
-of TORCH_NOTES section 3, every slow path really taken and restored, semantics-preserving configs
+torch gives to direct ShapeEnv questions, every slow path really taken and restored, semantics-preserving configs
 giving identical observations, aggressive levels only turning claims into fallbacks, and every
 claim equal to the concrete truth. Disagreements of torch itself are pinned as strict xfails."""
 
@@ -55,7 +55,7 @@ def show(p: QProgram, *obs: Observation) -> str:
     return p.pretty() + "".join(f"\n{o.config}: {o.outcome.short()} {answers(o)}" for o in obs)
 
 
-# --- TORCH_NOTES section 3 -------------------------------------------------------------------
+# --- torch's answers to direct ShapeEnv questions ------------------------------------------------
 
 def test_bool_on_backed_guards():
     o = observe(P(("backed", 6), ("backed", 4), ("ask", "bool", ">", R(0), R(1))))
@@ -262,7 +262,7 @@ def test_stack_traces_off_sets_the_fx_config():
 
 
 def test_aggressive_levels_match_torch_notes():
-    # TORCH_NOTES section 4: with u >= 5 and v != 3 checked, gof(u>=3), got(u<3), gof(v!=3)
+    # measured on torch 2.13: with u >= 5 and v != 3 checked, gof(u>=3), got(u<3), gof(v!=3)
     p = P(("unbacked", 6), ("unbacked", 4), ("check", ">=", R(0), 5), ("check", "!=", R(1), 3),
           ("ask", "guard_or_false", ">=", R(0), 3), ("ask", "guard_or_true", "<", R(0), 3),
           ("ask", "guard_or_false", "!=", R(1), 3))
