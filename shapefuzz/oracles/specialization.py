@@ -1,7 +1,7 @@
 """Silent specialization [medium]: a dim the user declared dynamic in a way whose contract
 says "raise if you specialize it" must not come out of a successful trace as a constant.
 
-Which declarations promise that, per torch 2.13 (measured: a `Dim.DYNAMIC` dim that the program specializes raises a constraint violation, `Dim.AUTO` silently makes it static; and the mark_unbacked docstring):
+Which declarations promise that, per torch 2.13 (as measured, and mark_unbacked's docstring):
 - torch.export `Dim.DYNAMIC` and a named `Dim`: a specialization raises a constraint violation
   ("Constraints violated ... specialized it to be a constant"); `Dim.AUTO` may specialize
   silently by design, so the export system records nothing for dim-auto;
