@@ -62,6 +62,10 @@ def cli() -> None:
 @click.option("--config", "configs", multiple=True,
               help="Named config (repeatable), or 'all'. Default: each system's default configs "
                    "(`shapefuzz systems` lists them and what each switches).")
+@click.option("--configs-per-program", "per_program", default="2", show_default=True, metavar="N|all",
+              help="make_fx, export and compile run each program under their comparison config "
+                   "(default) and N more of the chosen configs, in rotation by the program's hash; "
+                   "'all': every config on every program (slower per program).")
 @click.option("--budget", type=float, default=60.0, show_default=True,
               help="Wall-time seconds for the whole run, start-up, shrinking and confirmation "
                    "included: generation stops early enough to shrink and confirm what it found.")
@@ -111,7 +115,8 @@ def cli() -> None:
                    "fewer bugs per CPU-minute in the measured campaigns, benchmarks/RESULTS.md).")
 def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, families, torch_config,
          timeout, shrink_budget, no_confirm, known_files, strict, quiet, memory_mb, database, plugins,
-         progress_log, baseline_python, baseline_env, baseline_cache, no_baseline_cache, force, coverage_feedback):
+         progress_log, baseline_python, baseline_env, baseline_cache, no_baseline_cache, force, coverage_feedback,
+         per_program):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
     from shapefuzz.campaign.template import start_template
 
@@ -125,6 +130,7 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
         raise BadInput(f"--system/--config: {e}") from None
     if budget <= 0:
         raise BadInput(f"--budget {budget}: must be a positive number of seconds")
+    rotate = _per_program(per_program)
     if max_examples is not None and max_examples <= 0:
         raise BadInput(f"--max-examples {max_examples}: must be positive")
     if workers is not None and not 1 <= workers <= 64:
@@ -155,9 +161,18 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
     cache = None if no_baseline_cache else Path(baseline_cache) if baseline_cache else default_path()
     opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env), force=force,
                                baseline_cache=cache,
-                               coverage_feedback=coverage_feedback,
+                               coverage_feedback=coverage_feedback, configs_per_program=rotate,
                                command=" ".join(["shapefuzz", *map(_quote, sys.argv[1:])]))
     sys.exit(run_fuzz(opts))  # a bad saved state or --database raises BadInput
+
+
+def _per_program(text: str) -> int | None:
+    """--configs-per-program: a count of configs, or None for all (Note [config rotation])."""
+    if text == "all":
+        return None
+    if not text.isdigit():
+        raise BadInput(f"--configs-per-program {text}: expected a whole number (0 or more) or 'all'")
+    return int(text)
 
 
 def _known(files):

@@ -77,6 +77,7 @@ class CampaignSettings:
     database: object | None = None  # a Hypothesis ExampleDatabase, or None
     parallel: int = 1  # programs evaluated at once (the number of workers)
     coverage_feedback: bool = False  # Hypothesis target() on ShapeEnv lines (Note [coverage feedback])
+    rotate: int | None = None  # Note [config rotation] (rotation.py): None runs every config
 
 
 @dataclass
@@ -307,7 +308,7 @@ class Campaign:
             raise _Stop
         t = time.perf_counter()
         self.pool.submit((self.round, i), jobs_for(program, self.cfg.targets, self.cfg.n_variants,
-                                                   self.cfg.seed))
+                                                   self.cfg.seed, self.cfg.rotate))
         self._flight[i] = program
         while len(self._flight) > self.cfg.parallel:
             self._drain(0.25)
@@ -334,7 +335,8 @@ class Campaign:
 
     def _process(self, i: int, program, obs: list) -> None:
         with self.clock.phase("oracles"):
-            ev = evaluate(program, self.cfg.targets, lambda jobs: obs, self.cfg.n_variants, self.cfg.seed)
+            ev = evaluate(program, self.cfg.targets, lambda jobs: obs, self.cfg.n_variants, self.cfg.seed,
+                          self.cfg.rotate)
         self.pos = i + 1
         self._count(ev)
         new = self._record(ev, program, shrunk=False)

@@ -26,21 +26,24 @@ def variants_json(program, n: int, seed: int) -> str:
     return kind_of(program).variants_json(program, n, seed)
 
 
-def jobs_for(program, targets: tuple[tuple[str, str], ...], n_variants: int, seed: int) -> list[Job]:
-    """An eager job first where eager is the truth (tensor programs, Note [program kinds])."""
+def jobs_for(program, targets: tuple[tuple[str, str], ...], n_variants: int, seed: int,
+             rotate: int | None = None) -> list[Job]:
+    """An eager job first where eager is the truth (tensor programs, Note [program kinds]);
+    `rotate`: the program's share of the configs (Note [config rotation]), None for all."""
+    from shapefuzz.campaign.rotation import rotated
     from shapefuzz.systems import accepts
 
     pj, kind = program.dumps(), kind_of(program)
-    mine = [(s, c) for s, c in targets if accepts(s, kind.name)]
+    mine = [(s, c) for s, c in rotated(pj, targets, rotate) if accepts(s, kind.name)]
     vj = variants_json(program, n_variants, seed)
     eager = [Job(pj, "eager", "default", "[]")] if kind.has_eager else []
     return eager + [Job(pj, s, c, vj) for s, c in mine]
 
 
 def evaluate(program: Program, targets: tuple[tuple[str, str], ...], run_many, n_variants: int = 6,
-             seed: int = 0) -> Evaluation:
+             seed: int = 0, rotate: int | None = None) -> Evaluation:
     """`run_many(jobs) -> observations` is a WorkerPool's, or an in-process stand-in."""
-    obs = run_many(jobs_for(program, targets, n_variants, seed))
+    obs = run_many(jobs_for(program, targets, n_variants, seed, rotate))
     eager, rest = (obs[0], tuple(obs[1:])) if kind_of(program).has_eager else (None, tuple(obs))
     return Evaluation(program, eager, rest, tuple(check_all(program, eager, rest)))
 

@@ -16,6 +16,7 @@ from shapefuzz.campaign.confirming import Confirmer, confirm, confirm_rank
 from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
 from shapefuzz.campaign.failures import StepFailures, confirm_all
 from shapefuzz.campaign.progress import CampaignProgress
+from shapefuzz.campaign.rotation import ROTATE
 from shapefuzz.campaign.space import example_space
 from shapefuzz.campaign.warm_run import exits_1_warm
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
@@ -58,6 +59,9 @@ class FuzzOptions:
     force: bool = False  # --out may hold a finished campaign: its reports and findings are removed
     command: str = ""  # the command line that ran the campaign (the report shows it to rerun)
     coverage_feedback: bool = False  # Note [coverage feedback] (torchcov.py)
+    #: configs per program besides a traced system's comparison config (Note [config rotation]
+    #: in rotation.py); None: every config on every program
+    configs_per_program: int | None = ROTATE
     skipped: tuple = ()  # systems.needs.Skip of each target this torch cannot run (Note [torch names])
 
 
@@ -118,7 +122,7 @@ def _program_set(out: Path, hashes: list[str]) -> str:
 def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
     cfg = CampaignSettings(opts.targets, opts.budget_s, opts.max_examples, opts.seed, opts.gen,
                            shrink_budget_s=opts.shrink_budget_s, parallel=opts.workers,
-                           coverage_feedback=opts.coverage_feedback)
+                           coverage_feedback=opts.coverage_feedback, rotate=opts.configs_per_program)
     if not opts.database:
         return cfg
     from dataclasses import replace
@@ -184,6 +188,7 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
         "valid_fraction": st.valid / st.programs if st.programs else 0.0,
         "throughput": st.programs / elapsed if elapsed else 0.0,
         "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
+        "configs_per_program": opts.configs_per_program,  # Note [config rotation]
         "skipped_configs": [k.to_json() for k in opts.skipped],  # Note [torch names] (systems/needs.py)
         "outcomes": _nested(st.outcomes), "error_messages": _nested(st.errors, limit=20),
         "findings": findings, "new_findings": sum(not f["known"] and not f.get("pre_existing") for f in findings),

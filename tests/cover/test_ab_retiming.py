@@ -58,7 +58,7 @@ def run(cand_times, base_times, cancel=False):
         return cand, base, None
     while not got:
         got = pool.poll()
-    ((tag, obs),) = got
+    ((_, obs),) = got
     by = {o.system: o for o in obs}
     return cand, base, by
 
@@ -71,7 +71,7 @@ def test_a_cold_start_is_timed_again_and_is_no_slowdown():
 
 
 def test_a_regression_stays_slower_after_every_rerun():
-    cand, base, by = run({"export": [1.0]}, {"export": [0.1]})
+    cand, _, by = run({"export": [1.0]}, {"export": [0.1]})
     assert cand.sent[1:] == [["export"]] * ABPool.RETIMES
     assert by["export"].elapsed_s == 1.0 and slower(by["export"], by["export@baseline"])
 
