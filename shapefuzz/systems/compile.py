@@ -40,7 +40,12 @@ from shapefuzz.systems.common import (
     shape_env_facts,
     torch_frame,
 )
-from shapefuzz.systems.compile_settings import CallRecord, CompileSettings, settings_of
+from shapefuzz.systems.compile_settings import (
+    CHEAP_INDUCTOR,
+    CallRecord,
+    CompileSettings,
+    settings_of,
+)
 from shapefuzz.systems.graph_facts import (
     GraphLog,
     _mark,
@@ -156,6 +161,14 @@ def _shapes(specs) -> tuple:
     return tuple(s.shape for s in specs)
 
 
+def _inductor_settings(s: CompileSettings):
+    if s.backend != "inductor":
+        return contextlib.nullcontext()
+    import torch._inductor.config
+
+    return torch._inductor.config.patch(dict(CHEAP_INDUCTOR))  # Note [cheap Inductor] (compile_settings.py)
+
+
 class CompileSystem:
     name = "compile"
 
@@ -169,7 +182,8 @@ class CompileSystem:
         fresh_fake_caches()
         torch._dynamo.reset()
         try:
-            with applied(s.toggles, frontend="compile") as cfg, torch._dynamo.config.patch(**dict(s.dynamo)):
+            with (applied(s.toggles, frontend="compile") as cfg, torch._dynamo.config.patch(**dict(s.dynamo)),
+                  _inductor_settings(s)):
                 cf = torch.compile(fn, backend=log, fullgraph=s.fullgraph, dynamic=s.dynamic)
                 first = tuple(x.shape for x in program.inputs)
                 calls = [self._one_call(cf, fn, program, specs, i, s, log, rec, first)

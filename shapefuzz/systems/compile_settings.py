@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "CHEAP_INDUCTOR",
     "COMPILE_CONFIGS",
     "MARKS",
     "OPT_IN_CONFIGS",
@@ -33,6 +34,17 @@ TOGGLE_CONFIGS = ("agfs=1", "agfs=2", "stack-traces-off", "slow:expr-cache", "sl
                   "no-duck-shape", "backed-size-oblivious", "prefer-deferred")
 
 
+#: Note [cheap Inductor]: what a fuzzer needs of Inductor is its handling of symbolic sizes
+#: (lowering, codegen binding unbacked extents, the wrapper's size checks), not fast kernels.
+#: In a worker, C++ compile dominated: -O0 (aot_inductor.debug_compile, which the CPU builder
+#: reads for every kernel) took 1.8 s a new program where -O3 took 2.7 s, and compiling in the
+#: worker itself (compile_threads=1) spares the start of a compile-process pool that the
+#: worker's memory cap and timeouts would also have to cover. Inductor's disk caches (FX graph,
+#: kernels) stay on: they are keyed by content, so a program met again costs no compile.
+CHEAP_INDUCTOR = (("compile_threads", 1), ("aot_inductor.debug_compile", True))
+
+
+
 @dataclass(frozen=True, slots=True)
 class CompileSettings:
     dynamic: bool | None = None  # torch.compile(dynamic=...)
@@ -52,6 +64,8 @@ class CompileSettings:
         """The torch names these settings need besides their toggles' (Note [torch names] in
         needs.py): each Dynamo config override's entry, and mark_unbacked for its marks."""
         names = [f"torch._dynamo.config.{k}" for k, _ in self.dynamo]
+        if self.backend == "inductor":
+            names += [f"torch._inductor.config.{k}" for k, _ in CHEAP_INDUCTOR]
         if self.marks in ("program", "unbacked", "unbacked-strict"):
             names.append("torch._dynamo.decorators.mark_unbacked")
         return tuple(names)
