@@ -179,17 +179,20 @@ def _floor_compile(config: str, program) -> None:
 
 
 def floor(targets: list, programs: list[str]) -> dict:
-    """Seconds of the systems' own traces over `programs` x `targets` (errors are torch's
+    """Seconds of the systems' own traces over `programs` x `targets`, each program under the
+    configs the campaign ran it under (Note [config rotation]; errors are torch's
     answers too: timed like the rest; their types are counted under "errors", so a floor that
     fails for a reason of its own shows)."""
+    from shapefuzz.campaign.rotation import ROTATE, rotated
     from shapefuzz.program.kinds import load_program
     from shapefuzz.systems import accepts
 
     warnings.filterwarnings("ignore")
     loaded = [load_program(json.loads(p)) for p in programs]
+    runs = [rotated(p.dumps(), tuple(targets), ROTATE) for p in loaded]  # Note [config rotation]
     per: dict = {"errors": {}}
     for system, config in targets:
-        mine = [p for p in loaded if accepts(system, p.kind)]
+        mine = [p for p, run in zip(loaded, runs) if accepts(system, p.kind) and (system, config) in run]
         for k, p in enumerate(mine[:1] + mine):  # the first one twice: a warm-up, untimed, as
             t = time.perf_counter()              # the campaign's workers warm up at start
             try:
