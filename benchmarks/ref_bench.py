@@ -312,7 +312,7 @@ def _torch_section(m: dict | None, args) -> list[str]:
         f"## torch {torch.__version__}: the same workload, slow paths restored one by one",
         ("torch's own ShapeEnv driven with the same question program (as the torch-env system "
          "drives it), each optimization switched back to its pre-optimization code by "
-         "shapefuzz/systems/torch_toggles.py (TORCH_NOTES section 8); the last column shows the "
+         "shapefuzz/systems/torch_toggles.py (docs/explanation/torch-internals.md); the last column shows the "
          f"slow code really ran. CPU seconds, minimum of {args.torch_reps} round-robin runs."),
         *torch_tables(m, _table),
     ]

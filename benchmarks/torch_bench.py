@@ -1,5 +1,5 @@
 """torch 2.13's own ShapeEnv on the unbacked-heavy workload of ref_bench.py, with its slow paths
-restored one by one (TORCH_NOTES.md section 8; shapefuzz/systems/torch_toggles.py).
+restored one by one (docs/explanation/torch-internals.md; shapefuzz/systems/torch_toggles.py).
 
     python benchmarks/torch_bench.py [--chunks 32] [--layers 4] [--reps 5]
 

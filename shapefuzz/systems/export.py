@@ -18,7 +18,7 @@ run through ep.module(): a clean rejection (a guard or assert failure) is correc
 returns is recorded (ReplayRecord.outside) for the contract oracle (oracles/contract.py). A
 dim declared Dim.DYNAMIC or with a named Dim that the trace made constant without a constraint
 violation is recorded in Observation.specialized (oracles/specialization.py); Dim.AUTO may
-specialize by design (TORCH_NOTES 1), so dim-auto records none."""
+specialize by design (docs/explanation/torch-internals.md), so dim-auto records none."""
 
 from __future__ import annotations
 
@@ -122,7 +122,7 @@ class ExportSystem:
         out_vals = [o.meta["val"] if isinstance(o, torch.fx.Node) else o
                     for o in ep.graph.output_node().args[0]]
         mod = ep.module()
-        # ep.module() checks guards and runs the graph's asserts itself (TORCH_NOTES 6), but not
+        # ep.module() checks guards and runs the graph's asserts itself (docs/explanation/torch-internals.md), but not
         # the lower bound 2 that tracing assumed for a dynamic dim (0/1 specialization): such an
         # input is outside the program's contract, run anyway (Note [export contract]).
         def accepts(r):

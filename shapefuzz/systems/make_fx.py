@@ -97,7 +97,7 @@ class MakeFxSystem:
         out_node = gm.graph.output_node().args[0]
         outs = out_node if isinstance(out_node, (tuple, list)) else (out_node,)
         out_vals = [o.meta["val"] if isinstance(o, torch.fx.Node) else o for o in outs]
-        # make_fx graphs carry no asserts and no guard checks (TORCH_NOTES 6): add both.
+        # make_fx graphs carry no asserts and no guard checks (docs/explanation/torch-internals.md, "What each front end checks"): add both.
         insert_deferred_runtime_asserts(gm, se, "shapefuzz")
         gm.recompile()
         guards = se.produce_guards(fakes, [LocalSource(f"t{i}") for i in range(len(fakes))],

@@ -2,7 +2,7 @@
 torch names it needs (Need values, next to the code that patches them), and `unavailable` reads
 those declarations, never a table of its own.
 
-Note [torch names]: shapefuzz patches and reads torch's private names (TORCH_NOTES section 8),
+Note [torch names]: shapefuzz patches and reads torch's private names (docs/explanation/torch-internals.md),
 and a user's torch (a release after 2.13, a nightly, a source build) may have moved one. A config
 whose names are gone is *unavailable*: `shapefuzz systems` says so, a campaign skips it with one
 line (stderr) and records it in report.json's `skipped_configs`; it is never an error outcome, a

@@ -1,7 +1,7 @@
 """`torch-env` system: torch's own ShapeEnv driven directly by a shape-question program
 (shapefuzz.program.questions), under the torch configs of torch_toggles.
 
-Each instruction maps to the torch API a tracer would use (TORCH_NOTES section 3):
+Each instruction maps to the torch API a tracer would use (docs/explanation/torch-internals.md):
   backed(h)     create_symbol(h, ConstantSource("v<k>"), DUCK) + create_symintnode; 0/1 hints
                 become plain ints under 0/1 specialization, as they do for tensor sizes
   unbacked(x)   create_unbacked_symint(); x is never told to torch (it is the ground truth the

@@ -8,7 +8,7 @@ ShapeEnv settings a campaign varies. Shared by every torch system (torch-env, ma
 
 Note [slow paths]: two optimizations are configs (aggressive_guard_free_semantics,
 do_not_emit_stack_traces); the other six exist only as code, so each has a context manager that
-monkeypatches torch back to its pre-optimization behaviour (TORCH_NOTES section 8), counts every
+monkeypatches torch back to its pre-optimization behaviour (docs/explanation/torch-internals.md), counts every
 time the slow code runs (a patch that never runs proves nothing) and restores the original
 attribute on exit, also when the body raises (Note [exact restore] in patching.py). Each slow
 path declares the torch names it replaces or reads (SlowPath.needs; the settings fields declare

@@ -109,3 +109,16 @@ def test_readme_links_point_at_files_that_exist():
     assert links
     for link in links:
         assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
+
+
+def test_nothing_in_the_repository_points_at_the_write_ups_outside_it():
+    """What users need of the development write-ups lives in docs/ (docs/explanation); a file
+    of the project that names them points at something its users do not have."""
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True).stdout.split()
+    if not tracked:
+        pytest.skip("not a git checkout")
+    here = Path(__file__).resolve().relative_to(ROOT).as_posix()
+    bad = re.compile("TORCH" + r"_NOTES|\.\./shared/")
+    hits = [f for f in tracked if f != here and (ROOT / f).is_file() and (ROOT / f).suffix in (".py", ".md", ".toml", ".yml", ".txt", "")
+            and bad.search((ROOT / f).read_text(errors="replace"))]
+    assert hits == []

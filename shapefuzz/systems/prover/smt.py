@@ -3,7 +3,7 @@ a claim?
 
 Note [exact semantics]: every function means what Python (and sympy's own evaluation of the
 torch function on numbers) means by it, on z3 Ints with integer div/mod and a plain Solver (a
-nonlinear-real logic took 50 s where this takes 1 ms, TORCH_NOTES section 5):
+nonlinear-real logic took 50 s where this takes 1 ms, docs/explanation/torch-internals.md):
 - FloorDiv / CleanDiv / ModularIndexing use floor division, Mod / PythonMod take the sign of the
   divisor (z3's div/mod are Euclidean, so negative divisors are rewritten);
 - TruncToInt rounds toward zero (not z3's ToInt, which floors), RoundToInt rounds half to even;
