@@ -33,6 +33,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Hashable, Mapping
+from multiprocessing.connection import wait
 from pathlib import Path
 
 from shapefuzz import BadInput
@@ -221,6 +222,13 @@ def _generated(tag: Hashable) -> bool:
     return isinstance(tag, tuple) and len(tag) == 2 and all(isinstance(x, int) for x in tag)
 
 
+def _busy(pool) -> list:
+    """The connections of `pool`'s workers that have a job (none for a pool without workers)."""
+    if hasattr(pool, "_dispatch"):
+        pool._dispatch()  # jobs queued since its last step go out first
+    return [w.conn for w in getattr(pool, "workers", ()) if w.task is not None]
+
+
 class ABPool:
     """Two WorkerPools behind the one-pool group interface (Note [A/B workers])."""
 
@@ -330,6 +338,13 @@ class ABPool:
         return self._finished.pop(tag)
 
     def _step(self, timeout: float) -> None:
+        """Note [one wait]: wait on both sides' busy workers at once, then collect both without
+        waiting. Polling one side and then the other (half the timeout each) left a side whose
+        answer came during the other's wait idle until that wait ended, in every group."""
+        conns = _busy(self.cand) + _busy(self.base)
+        if conns:
+            wait(conns, timeout)
+            timeout = 0.0
         self._c.update(self.cand.poll(timeout / 2))
         self._b.update(self.base.poll(timeout / 2))
         for tag in [t for t in self._jobs if t in self._c and t in self._b]:
