@@ -1,9 +1,14 @@
 """Note [A/B retiming] (campaign/ab_speed.py): a pair the slowdown rule calls slower is run again
 on both sides and each keeps its fastest time. A cold start (slow once) is no slowdown; a
 regression (slow on every run) still is; a pair the rule does not suspect runs once; a group
-cancelled while it is being timed again never reaches the campaign."""
+cancelled while it is being timed again never reaches the campaign. And Note [one wait]: one
+side's answer is collected while the other side is still busy."""
 
 from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
 
 from shapefuzz.campaign.ab import ABPool
 from shapefuzz.oracles.ab import slower
@@ -90,3 +95,27 @@ def test_a_pair_the_rule_does_not_suspect_runs_once():
 
 def test_a_group_cancelled_while_timed_again_never_finishes():
     run({"make_fx": [1.0]}, {"make_fx": [0.1]}, cancel=True)
+
+
+class PipePool:
+    """A pool of one worker answering through a real pipe, as WorkerPool's workers do."""
+
+    def __init__(self):
+        from multiprocessing import Pipe
+
+        self.conn, self.peer = Pipe()
+        self.workers = [SimpleNamespace(conn=self.conn, task="busy")]
+
+    def poll(self, timeout):
+        return [self.conn.recv()] if self.conn.poll(timeout) else []
+
+
+def test_one_side_answering_is_collected_while_the_other_is_still_busy():
+    """Note [one wait] (campaign/ab.py): an answer of the candidate that comes while the
+    baseline is busy is collected when it comes, not after a wait on the baseline."""
+    cand, base = PipePool(), PipePool()
+    pool = ABPool(cand, base, Baseline("/usr/bin/python3"))
+    threading.Timer(0.1, lambda: cand.peer.send(("t", ["answer"]))).start()
+    t = time.monotonic()
+    pool._step(2.0)
+    assert time.monotonic() - t < 1.0 and pool._c == {"t": ["answer"]} and pool._b == {}
