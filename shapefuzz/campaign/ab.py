@@ -408,10 +408,12 @@ class ABRun:
     """The pools of one A/B campaign, once the baseline is known to be usable.
 
     Note [A/B start-up]: the probe is a fresh baseline interpreter importing torch (15-20 s
-    at load 10, of a 90 s budget whose start-up took 50-60 s), so it runs while the baseline's
-    workers start (a plain Popen, it does not block); the candidate's pool, whose constructor
-    waits for the warm template (Note [zygote]), starts once the probe has said the baseline is
-    usable, so a bad baseline still exits 2 after the probe alone (its pool closed first)."""
+    at load 10, of a 90 s budget whose start-up took 50-60 s), so it runs while both sides'
+    workers start: the baseline's (a plain Popen, it does not block) and the candidate's (its
+    constructor waits for the warm template, Note [zygote], and its workers then warm up while
+    the probe goes on; a repeated A/B run waited 12.5 s for its first worker at load 5 when the
+    candidate's pool started after the probe). A bad baseline still exits 2 after the probe,
+    both pools closed first."""
 
     def __init__(self, baseline: Baseline, out: Path, seed: int, probing: subprocess.Popen | None = None,
                  cache: Path | None = None):
@@ -438,12 +440,15 @@ class ABRun:
 
         base = WorkerPool(*args, **{**kwargs, "log_path": str(self.out / "workers-baseline.log")},
                           launch=Launcher(self.baseline))
+        cand = None
         try:
+            cand = WorkerPool(*args, **kwargs)  # warms up while the probe runs (Note [A/B start-up])
             self.check()
         except BaseException:
+            if cand is not None:
+                cand.close()
             base.close()
             raise
-        cand = WorkerPool(*args, **kwargs)
         cand.local_systems = base.local_systems  # both sides' torch jobs in workers: timed alike
         return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed, self._cache(args, kwargs))
 
