@@ -103,6 +103,8 @@ class BaselineCache:
         self.key, self.path, self.hits, self.misses = key, str(path), 0, 0
         self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
         self.db.execute("PRAGMA journal_mode=WAL")
+        # no fsync per stored observation: a crash loses the last few, which only run again
+        self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("CREATE TABLE IF NOT EXISTS obs (key TEXT PRIMARY KEY, value BLOB)")
 
     def _key(self, job) -> str:
