@@ -234,6 +234,70 @@ class Check(Op):
         ctx.emit(self.name, (draw(sampled_from(cmps)), a, b), n_out=0)
 
 
+#: Note [range constraints]: torch.sym_constrain_range(_for_size)(u, min=, max=) is how export
+#: states a range (Dim bounds, user constraints): in a trace it narrows the symbol's range
+#: through ShapeEnv.constrain_range / _constrain_range_for_size (and the value-range code they
+#: call), a path torch._check(u >= lo) never takes; in eager it checks the value. Mostly the
+#: value's own neighbourhood (valid programs), one time in twenty a range that excludes it. The
+#: _for_size form requires min >= 0 and max > 2 in eager (a trace does not check those: torch
+#: says so by raising in eager only), so its ranges keep to that.
+CONSTRAIN = {"range": ("sym_constrain_range", lambda *a, **k: torch.sym_constrain_range(*a, **k)),
+             "for_size": ("sym_constrain_range_for_size",
+                          lambda *a, **k: torch.sym_constrain_range_for_size(*a, **k))}
+
+
+@register
+class ConstrainRange(Op):
+    name, family = "constrain_range", "check"
+
+    def out_types(self, args, n_out):
+        how, a, lo, hi = args
+        expect_choice(how, CONSTRAIN, "constraint")
+        if a != SYMINT:
+            raise ProgramError("constrain_range needs a SymInt value")
+        for bound in (lo, hi):
+            if bound is not None and not isinstance(bound, int):
+                raise ProgramError("constrain_range bounds are int literals or None")
+        if how == "for_size" and lo is not None and lo < 0:
+            raise ProgramError("a size's range starts at 0 or above")
+        return ()
+
+    def eager(self, args, n_out):
+        how, a, lo, hi = args
+        CONSTRAIN[how][1](a, min=lo, max=hi)
+        return ()
+
+    def source(self, args):
+        how, a, lo, hi = args
+        return f"torch.{CONSTRAIN[how][0]}({a}, min={lo}, max={hi})"
+
+    def symbolic(self, args, n_out, s):
+        how, a, lo, hi = args
+        lo = 0 if how == "for_size" and lo is None else lo
+        if lo is not None:
+            s.check(s.sym(a) >= lo)
+        if hi is not None:
+            s.check(s.sym(a) <= hi)
+        return ()
+
+    def generate(self, ctx, draw):
+        how = draw(sampled_from(sorted(CONSTRAIN)))
+        a = ctx.pick_sym(draw, prefer_unbacked=True, pred=(lambda v: v >= 0) if how == "for_size" else None)
+        if a is None:
+            return
+        v = ctx.val(a)
+        lo, hi = v - draw(st.integers(0, 4)), v + draw(st.integers(0, 4))
+        if not draw(st.integers(0, 19)):  # a range that excludes the value: eager raises
+            lo, hi = (v + 1, v + 3) if draw(st.booleans()) else (v - 3, v - 1)
+        if how == "for_size":  # its preconditions (eager raises, a trace does not check them)
+            lo, hi = max(lo, 0), hi if hi > 2 else None
+        lo = None if not draw(st.integers(0, 4)) else lo
+        hi = None if not draw(st.integers(0, 4)) else hi
+        if lo is not None and hi is not None and hi < lo:
+            return
+        ctx.emit(self.name, (how, a, lo, hi), n_out=0)
+
+
 @register
 class CheckIsSize(Op):
     name, family = "check_is_size", "check"
