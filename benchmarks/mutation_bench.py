@@ -196,6 +196,24 @@ def main(argv: list[str] | None = None) -> int:
     return run(a, mutants, chosen, torch.__version__)
 
 
+def _scored_commit() -> str:
+    """The commit of the shapefuzz this interpreter imports (the code being scored), "+dirty"
+    when its package folder has uncommitted changes; "" outside a git checkout."""
+    import subprocess
+
+    import shapefuzz
+
+    where = os.path.dirname(os.path.abspath(shapefuzz.__file__))
+    try:
+        head = subprocess.run(["git", "-C", where, "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                              text=True, timeout=30).stdout.strip()
+        dirty = subprocess.run(["git", "-C", where, "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return head + ("+dirty" if head and dirty else "")
+
+
 def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], version: str) -> int:
     a.work = a.work.resolve()
     env = dict(os.environ)
@@ -205,8 +223,11 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
     meta = {"torch_version": version, "command": "python benchmarks/mutation_bench.py " + " ".join(sys.argv[1:]),
             "enumerated": len(mutants), "sampled": len(chosen), "seed": a.seed, "budget": a.budget,
             "workers": a.workers}
+    # the scored code's commit: a run resumed on other code starts its rows afresh (rows from
+    # before the field existed count as this code's)
     results = JsonlStore(a.results, {"torch_version": version, "budget": a.budget, "seed": a.seed,
-                                     "workers": a.workers, "baseline_cache": not a.no_baseline_cache})
+                                     "workers": a.workers, "baseline_cache": not a.no_baseline_cache,
+                                     "shapefuzz_commit": _scored_commit()}, since=("shapefuzz_commit",))
 
     same = {k: results.match[k] for k in ("torch_version", "budget", "seed", "workers")}
 

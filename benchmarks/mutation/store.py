@@ -17,8 +17,10 @@ class JsonlStore:
     measured under another torch, budget or seed is not this run's: it is kept in the file,
     and not resumed)."""
 
-    def __init__(self, path: Path, match: dict | None = None) -> None:
-        self.path, self.match = Path(path), dict(match or {})
+    def __init__(self, path: Path, match: dict | None = None, since: tuple[str, ...] = ()) -> None:
+        """`since`: fields of `match` that rows written before the field existed lack; such a
+        row matches on the other fields."""
+        self.path, self.match, self.since = Path(path), dict(match or {}), since
         self.rows: dict[str, dict] = {}
         if self.path.exists():
             for line in self.path.read_text().splitlines():
@@ -30,7 +32,7 @@ class JsonlStore:
                     self.rows[row["id"]] = row
 
     def _ours(self, row: dict) -> bool:
-        return all(row.get(k) == v for k, v in self.match.items())
+        return all(row.get(k, v if k in self.since else None) == v for k, v in self.match.items())
 
     def __contains__(self, mutant_id: str) -> bool:
         return mutant_id in self.rows

@@ -280,6 +280,18 @@ def test_the_results_file_resumes(tmp_path):
     assert not JsonlStore(path, {"torch_version": "10"}).rows  # another torch's rows are not ours
 
 
+def test_rows_of_other_scored_code_are_not_resumed_and_older_rows_are(tmp_path):
+    """The scored code's commit is part of a result row's key; rows written before the field
+    existed still resume (they were this code's)."""
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"id": "old", "torch_version": "9"}\n')
+    JsonlStore(path, {"torch_version": "9", "shapefuzz_commit": "abc"}, since=("shapefuzz_commit",)).add({"id": "a"})
+    mine = JsonlStore(path, {"torch_version": "9", "shapefuzz_commit": "abc"}, since=("shapefuzz_commit",))
+    other = JsonlStore(path, {"torch_version": "9", "shapefuzz_commit": "def"}, since=("shapefuzz_commit",))
+    assert set(mine.rows) == {"old", "a"} and set(other.rows) == {"old"}
+    assert set(JsonlStore(path, {"torch_version": "9", "shapefuzz_commit": "abc"}).rows) == {"a"}  # strict
+
+
 def test_a_rerun_triages_only_what_is_new(tmp_path):
     import mutation_bench
 
