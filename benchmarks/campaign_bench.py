@@ -16,7 +16,7 @@ Method:
     the library changes) and traced again in a fresh spawned interpreter with nothing but the
     system's own trace per default config: the floor. make_fx / export: the system's `_trace`
     (symbolic inputs, the trace, its guards); torch-env: the ShapeEnv run of the questions; ref:
-    its question run / tensor rules; compile: torch.compile's calls with the eager backend.
+    its question run / tensor rules; compile: torch.compile's calls with the config's backend.
   * `ratio` = campaign wall time / floor time: what the fuzzer costs over torch's own work on
     the same programs (shrinking and confirmation included, so a row with findings pays more).
 The machine's load average is printed: on the shared 2-core machine, rows move by tens of
@@ -161,7 +161,7 @@ def _floor_compile(config: str, program) -> None:
     import torch._dynamo
 
     from shapefuzz.program import interp
-    from shapefuzz.systems.compile import _mark, call_sequence, program_function
+    from shapefuzz.systems.compile import _inductor_settings, _mark, call_sequence, program_function
     from shapefuzz.systems.compile_settings import settings_of
     from shapefuzz.systems.torch_toggles import applied, fresh_fake_caches
 
@@ -169,8 +169,9 @@ def _floor_compile(config: str, program) -> None:
     fn = program_function(program)
     fresh_fake_caches()
     torch._dynamo.reset()
-    with applied(s.toggles, frontend="compile"), torch._dynamo.config.patch(**dict(s.dynamo)):
-        cf = torch.compile(fn, backend="eager", fullgraph=s.fullgraph, dynamic=s.dynamic)
+    with applied(s.toggles, frontend="compile"), torch._dynamo.config.patch(**dict(s.dynamo)), \
+            _inductor_settings(s):  # the config's own backend: Inductor's floor compiles too
+        cf = torch.compile(fn, backend=s.backend, fullgraph=s.fullgraph, dynamic=s.dynamic)
         for specs in call_sequence(program):
             real = interp.make_inputs(specs)
             _mark(real, specs, s.marks)
