@@ -71,7 +71,9 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
             split is not None and _same_after_split(base, obs)):
         return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
     if diverging:  # a tensor program: what it can observe, not ShapeEnv's internal decisions
-        return observable_mismatch(base, obs, aggressive) if base.outcome.kind == "ok" else None
+        if base.outcome.kind != "ok" or (split is not None and _asserted_at_run_time(base, obs)):
+            return None
+        return observable_mismatch(base, obs, aggressive)
     for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
         if split is not None and k >= split:
             break
@@ -106,6 +108,17 @@ def _same_after_split(base: Observation, obs: Observation) -> bool:
         return True
     ok = obs if obs.outcome.kind == "ok" else base
     return kinds == {"ok", "error"} and ok.artifact is not None and not ok.artifact.ok
+
+
+def _asserted_at_run_time(base: Observation, obs: Observation) -> bool:
+    """Note [checks moved to run time], when both traces succeed: after the aggressive level's
+    fallback its trace deferred a check as a runtime assert (broadcasting, agfs=2: is this size
+    1? fallback False, so torch._check(size == other) at run time) that the other path decided
+    while tracing, and its artifact's assert fails on the run's own binding where the other
+    artifact returns."""
+    a, b = base.artifact, obs.artifact
+    return (a is not None and b is not None and a.ok and not b.ok
+            and b.error.startswith("Runtime assertion failed"))
 
 
 def _first_fallback(base: Observation, obs: Observation) -> int | None:

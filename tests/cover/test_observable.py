@@ -68,3 +68,21 @@ def test_a_check_an_aggressive_level_defers_to_run_time_is_no_mismatch():
     no_split = replace(deferred, decisions=claim)
     assert "outcome error" in config_mismatch(base, no_split, True, diverging=True)
     assert "outcome error" in config_mismatch(base, deferred, False, diverging=True)
+
+
+def test_a_runtime_assert_an_aggressive_level_deferred_failing_on_the_traced_input_is_no_mismatch():
+    # Note [checks moved to run time], both traces ok: all-off decides the broadcast (a size is
+    # 1); agfs=2 falls back at once (not 1), defers torch._check(size == u0), and its artifact's
+    # assert fails on the traced input (found by ref's tensor campaign, seed 0, 2026-12-04)
+    claim = (Decision("Eq(Max(-Min(0, u0) + Min(1, u0), 0), 1)", "True", "static"),)
+    base = replace(BASE, config="all-off", decisions=claim)
+    asserted = RunResult(False, "Runtime assertion failed for expression Eq(Max(-Min(0, u0) + Min(1, u0), 0), u0)")
+    fallback = (Decision("Eq(Max(-Min(0, u0) + Min(1, u0), 0), 1)", "False", "fallback"),)
+    deferred = replace(BASE, config="agfs=2", decisions=fallback, artifact=asserted)
+    assert config_mismatch(base, deferred, True, diverging=True) is None
+    # a mismatch still: without the fallback that split the paths, with another error than a
+    # runtime assert, or when the level is not aggressive
+    assert "artifact returned" in config_mismatch(base, replace(deferred, decisions=claim), True, diverging=True)
+    other = replace(deferred, artifact=RunResult(False, "RuntimeError: The size of tensor a (1) must match"))
+    assert "artifact returned" in config_mismatch(base, other, True, diverging=True)
+    assert "artifact returned" in config_mismatch(base, deferred, False, diverging=True)
