@@ -338,7 +338,9 @@ class ABPool:
         return self._finished.pop(tag)
 
     def _step(self, timeout: float) -> None:
-        """Note [one wait]: wait on both sides' busy workers at once, then collect both without
+        """Collect what both sides answered.
+
+        Note [one wait]: wait on both sides' busy workers at once, then collect both without
         waiting. Polling one side and then the other (half the timeout each) left a side whose
         answer came during the other's wait idle until that wait ended, in every group."""
         conns = _busy(self.cand) + _busy(self.base)

@@ -234,13 +234,14 @@ class Check(Op):
         ctx.emit(self.name, (draw(sampled_from(cmps)), a, b), n_out=0)
 
 
-#: Note [range constraints]: torch.sym_constrain_range(_for_size)(u, min=, max=) is how export
-#: states a range (Dim bounds, user constraints): in a trace it narrows the symbol's range
-#: through ShapeEnv.constrain_range / _constrain_range_for_size (and the value-range code they
-#: call), a path torch._check(u >= lo) never takes; in eager it checks the value. Mostly the
-#: value's own neighbourhood (valid programs), one time in twenty a range that excludes it. The
-#: _for_size form requires min >= 0 and max > 2 in eager (a trace does not check those: torch
-#: says so by raising in eager only), so its ranges keep to that.
+# Note [range constraints]: torch.sym_constrain_range(_for_size)(u, min=, max=) is how export
+# states a range (Dim bounds, user constraints): in a trace it narrows the symbol's range
+# through ShapeEnv.constrain_range / _constrain_range_for_size (and the value-range code they
+# call), a path torch._check(u >= lo) never takes; in eager it checks the value. Mostly the
+# value's own neighbourhood (valid programs), one time in twenty a range that excludes it. The
+# _for_size form requires min >= 0 and max > 2 in eager (a trace does not check those: torch
+# says so by raising in eager only), so its ranges keep to that.
+#: the torch calls of the two forms (Note [range constraints])
 CONSTRAIN = {"range": ("sym_constrain_range", lambda *a, **k: torch.sym_constrain_range(*a, **k)),
              "for_size": ("sym_constrain_range_for_size",
                           lambda *a, **k: torch.sym_constrain_range_for_size(*a, **k))}

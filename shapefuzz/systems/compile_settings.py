@@ -34,13 +34,14 @@ TOGGLE_CONFIGS = ("agfs=1", "agfs=2", "stack-traces-off", "slow:expr-cache", "sl
                   "no-duck-shape", "backed-size-oblivious", "prefer-deferred")
 
 
-#: Note [cheap Inductor]: what a fuzzer needs of Inductor is its handling of symbolic sizes
-#: (lowering, codegen binding unbacked extents, the wrapper's size checks), not fast kernels.
-#: In a worker, C++ compile dominated: -O0 (aot_inductor.debug_compile, which the CPU builder
-#: reads for every kernel) took 1.8 s a new program where -O3 took 2.7 s, and compiling in the
-#: worker itself (compile_threads=1) spares the start of a compile-process pool that the
-#: worker's memory cap and timeouts would also have to cover. Inductor's disk caches (FX graph,
-#: kernels) stay on: they are keyed by content, so a program met again costs no compile.
+# Note [cheap Inductor]: what a fuzzer needs of Inductor is its handling of symbolic sizes
+# (lowering, codegen binding unbacked extents, the wrapper's size checks), not fast kernels.
+# In a worker, C++ compile dominated: -O0 (aot_inductor.debug_compile, which the CPU builder
+# reads for every kernel) took 1.8 s a new program where -O3 took 2.7 s, and compiling in the
+# worker itself (compile_threads=1) spares the start of a compile-process pool that the
+# worker's memory cap and timeouts would also have to cover. Inductor's disk caches (FX graph,
+# kernels) stay on: they are keyed by content, so a program met again costs no compile.
+#: Inductor settings while an Inductor config runs (Note [cheap Inductor])
 CHEAP_INDUCTOR = (("compile_threads", 1), ("aot_inductor.debug_compile", True))
 
 
