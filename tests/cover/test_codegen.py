@@ -93,8 +93,6 @@ HAND = {
     "binop": [I("binop", "%", R(3), 2), I("binop", "max", -1, R(4)), I("binop", "min", R(3), R(4))],
     "check": [I("check", "!=", R(3), R(4), n_out=0)],
     "check_is_size": [I("check_is_size", R(4), n_out=0)],
-    "constrain_range": [I("constrain_range", "range", R(4), 0, 5, n_out=0),
-                        I("constrain_range", "for_size", R(3), None, 9, n_out=0)],
     "branch": [I("branch", "if", "slice_all", R(0), 1, R(4)),
                I("branch", "guard_or_true", "cat_empty", R(0), R(0), 1),
                I("branch", "guard_size_oblivious", "slice_all", R(0), 0, 1)],

@@ -274,7 +274,7 @@ ONE_PER_OP = {
     "select": [V0, 0, -1], "slice": [V0, 0, None, S], "expand": [V2, [3, 1, 2]],
     "squeeze": [V2, 0], "unsqueeze": [V0, 1], "permute": [V2, [1, 0]], "transpose": [V2, 0, 1],
     "repeat": [V0, [2, 1]], "size": [V0, 0], "numel": [V2], "item": [V0, "max"],
-    "binop": ["%", S, 2], "check": [">=", S, 0], "check_is_size": [S], "constrain_range": ["range", S, 0, 9],
+    "binop": ["%", S, 2], "check": [">=", S, 0], "check_is_size": [S],
     "branch": ["guard_or_true", "narrow_full", V0, 0, S],
     "matmul": [V2, V2], "bmm": [V3, V3], "baddbmm": [V3, V3, V3], "sdpa": [V4, V4, V4, "causal"],
     "flex_attention": [V4, V4, V4, "relative"], "cond": [V0, S, ">", 2, "flip"],
@@ -282,7 +282,7 @@ ONE_PER_OP = {
     "bool_index": [V0, V1], "int_index": [V0, 0], "tensor_index": [V0, V0], "tolist": [V0],
     "full": [[S, 2], 1.0], "new_full": [V0, [S], 1],
 }
-N_OUT = {"split": 3, "chunk": 3, "unbind": 3, "check": 0, "check_is_size": 0, "constrain_range": 0, "tolist": 3}
+N_OUT = {"split": 3, "chunk": 3, "unbind": 3, "check": 0, "check_is_size": 0, "tolist": 3}
 
 
 def arity_doc(op, args):

@@ -314,25 +314,6 @@ def test_checks():
         run(neg)
 
 
-def test_range_constraints_check_the_value_in_eager_and_refuse_a_bad_size_range():
-    """Note [range constraints]: in range runs; out of range raises as torch._check does; the
-    _for_size form refuses a negative lower bound before anything runs."""
-    from shapefuzz.program import ProgramError
-
-    def constrained(value, how, lo, hi):
-        return prog([inp([value])], [I("item", R(0), "sum"), I("constrain_range", how, R(1), lo, hi, n_out=0)],
-                    outputs=(1,))
-
-    assert outputs(constrained(3, "range", 0, 5)) == [3]
-    assert outputs(constrained(3, "for_size", None, 9)) == [3]
-    # below, above, and a size range whose max is not above 2 (torch's precondition, eager only)
-    for value, how, lo, hi in ((3, "range", 4, 9), (3, "range", None, 2), (1, "for_size", 0, 2)):
-        with pytest.raises(RuntimeError):
-            run(constrained(value, how, lo, hi))
-    with pytest.raises(ProgramError):
-        constrained(3, "for_size", -1, 9)
-
-
 # ---- branches -----------------------------------------------------------------------------------------
 # For every pattern: a program (operands drawn from x = arange-like input of 5 elements, and y),
 # its condition's truth, and the results of the fast and general arms.
