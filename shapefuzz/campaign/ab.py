@@ -234,6 +234,9 @@ class ABPool:
 
     #: reruns of a pair the slowdown rule calls slower (Note [A/B retiming] in ab_speed.py)
     RETIMES = 2
+    #: pairs of one (system, config) that stayed slower through every rerun, after which its
+    #: slowdown is established and its pairs are not run again (Note [A/B retiming])
+    ESTABLISHED = 2
 
     def __init__(self, candidate, baseline, spec: Baseline, samples: Path | None = None,
                  seed: int = 0, cache=None):
@@ -247,6 +250,7 @@ class ABPool:
         self._jobs: dict = {}
         self._finished: dict = {}
         self._retiming: dict = {}  # tag -> (jobs, candidate's, baseline's, reruns so far)
+        self._stayed_slower: dict = {}  # (system, config) -> pairs slower after every rerun
 
     def __getattr__(self, name: str):
         """Anything else a campaign reads off its pool (time split, coverage) is the candidate's."""
@@ -364,6 +368,10 @@ class ABPool:
         by_key = {(o.system, o.config): o for o in cand}
         slow = {(b.system, b.config) for b in base
                 if (b.system, b.config) in by_key and slower(by_key[(b.system, b.config)], b)}
+        if reruns == self.RETIMES:
+            for k in slow:
+                self._stayed_slower[k] = self._stayed_slower.get(k, 0) + 1
+        slow = {k for k in slow if self._stayed_slower.get(k, 0) < self.ESTABLISHED}
         if slow and reruns < self.RETIMES:
             again = [j for j in jobs if (j.system, j.config) in slow]
             self._retiming[tag] = (jobs, cand, base, reruns + 1)

@@ -10,7 +10,11 @@ and two cores are shared by both sides and the generator. Shrinking and confirmi
 10-40 s of a 90 s campaign. So a pair the rule calls slower is run again on both sides, now warm,
 RETIMES times at most while the rule still holds, and each side keeps its fastest time: a
 regression in the shape system is slower on every run, a cold start or a busy core is not. Only
-suspected pairs are run again (a few per campaign)."""
+suspected pairs are run again, and once ESTABLISHED pairs of a (system, config) stayed slower
+through every rerun its slowdown is real and its pairs run once again: a candidate slower on
+every program (a quadratic pass planted in evaluate_expr) otherwise ran each program three times
+on both sides, and its A/B campaign made 45 programs in 120 s, too few for the performance
+oracle's families."""
 
 from __future__ import annotations
 

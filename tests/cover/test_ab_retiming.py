@@ -119,3 +119,19 @@ def test_one_side_answering_is_collected_while_the_other_is_still_busy():
     t = time.monotonic()
     pool._step(2.0)
     assert time.monotonic() - t < 1.0 and pool._c == {"t": ["answer"]} and pool._b == {}
+
+
+def test_once_a_slowdown_is_established_its_pairs_run_once():
+    """A candidate slower on every program: the first ESTABLISHED groups are timed again, the
+    later ones are not (their slowdown is real; the campaign keeps its rate)."""
+    cand, base = TimedPool({"make_fx": [1.0]}), TimedPool({"make_fx": [0.1]})
+    pool = ABPool(cand, base, Baseline("/usr/bin/python3"))
+    for n in range(ABPool.ESTABLISHED + 2):
+        pool.submit((0, n), JOBS)
+        got = pool.poll()
+        while not got:
+            got = pool.poll()
+        by = {o.system: o for o in got[0][1]}
+        assert slower(by["make_fx"], by["make_fx@baseline"])  # still reported slower
+    reruns = [s for s in cand.sent if s == ["make_fx"]]
+    assert len(reruns) == ABPool.ESTABLISHED * ABPool.RETIMES
