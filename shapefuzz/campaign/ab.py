@@ -21,8 +21,7 @@ Note [A/B samples]: the per-program speed of both sides and the improvements (or
 are appended, one JSON line per generated program, to DIR/ab-samples.jsonl as each program's
 group finishes. The report reads back only the lines of programs the campaign counted (by
 program hash): speculative programs cancelled after a finding and shrink runs never enter it,
-and a resumed campaign keeps the lines of its first part.
-"""
+and a resumed campaign keeps the lines of its first part."""
 
 from __future__ import annotations
 
@@ -320,9 +319,9 @@ class ABPool:
         return len(self._jobs) + len(self._finished) + len(self._retiming)
 
     def cancel(self, tag: Hashable) -> None:
-        for d in (self._jobs, self._c, self._b, self._finished, self._stored, self._retiming):
+        for d in (self._jobs, self._finished, self._stored, self._retiming):
             d.pop(tag, None)
-        for t in (tag, ("retime", tag)):
+        for t in (tag, ("retime", tag)):  # the group and its reruns (Note [A/B retiming])
             self._c.pop(t, None)
             self._b.pop(t, None)
             self.cand.cancel(t)
@@ -362,9 +361,8 @@ class ABPool:
                            fastest(base, self._b.pop(("retime", tag))), reruns)
 
     def _answered(self, tag: Hashable, jobs: list, cand: list, base: list, reruns: int) -> None:
-        """Both sides answered `tag`: run its slower-looking pairs again (Note [A/B retiming],
-        ab_speed.py),
-        or hand the group to the campaign."""
+        """Both sides answered `tag`: run its slower-looking pairs again (Note [A/B retiming] in
+        ab_speed.py), or hand the group to the campaign."""
         by_key = {(o.system, o.config): o for o in cand}
         slow = {(b.system, b.config) for b in base
                 if (b.system, b.config) in by_key and slower(by_key[(b.system, b.config)], b)}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shapefuzz.campaign.rotation import rotated
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
@@ -30,7 +31,6 @@ def jobs_for(program, targets: tuple[tuple[str, str], ...], n_variants: int, see
              rotate: int | None = None) -> list[Job]:
     """An eager job first where eager is the truth (tensor programs, Note [program kinds]);
     `rotate`: the program's share of the configs (Note [config rotation]), None for all."""
-    from shapefuzz.campaign.rotation import rotated
     from shapefuzz.systems import accepts
 
     pj, kind = program.dumps(), kind_of(program)

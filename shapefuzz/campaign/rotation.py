@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import zlib
 
+from shapefuzz.oracles.differential import BASELINES
+
 __all__ = ["ROTATE", "ROTATED_SYSTEMS", "rotated"]
 
 #: configs a program runs besides each traced system's comparison config (CLI default)
@@ -31,8 +33,6 @@ def rotated(program_json: str, targets: tuple[tuple[str, str], ...], k: int | No
     """The (system, config) pairs of `targets` this program runs; all of them when `k` is None."""
     if k is None:
         return targets
-    from shapefuzz.oracles.differential import BASELINES
-
     configs: dict[str, list[str]] = {}
     for s, c in targets:
         configs.setdefault(s, []).append(c)
@@ -42,7 +42,8 @@ def rotated(program_json: str, targets: tuple[tuple[str, str], ...], k: int | No
         if s not in ROTATED_SYSTEMS or len(cs) <= k + 1:
             keep.update((s, c) for c in cs)
             continue
-        first = BASELINES.get(s, "default") if BASELINES.get(s, "default") in cs else cs[0]
+        first = BASELINES.get(s, "default")
+        first = first if first in cs else cs[0]
         rest = [c for c in cs if c != first]
         keep.add((s, first))
         keep.update((s, rest[(start + j) % len(rest)]) for j in range(k))
