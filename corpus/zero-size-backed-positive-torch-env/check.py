@@ -5,11 +5,11 @@ system torch-env, config no-specialize-zero-one; found with torch 2.13.0+cpu. Ex
 import sys
 import sympy
 import torch
-try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch._dynamo.source.ConstantSource', 'torch.fx.experimental.symbolic_shapes._constrain_range_for_size', 'torch.fx.experimental.symbolic_shapes.constrain_range', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch.fx.experimental.symbolic_shapes.guard_or_true', 'torch.fx.experimental.symbolic_shapes.guard_size_oblivious', 'torch.fx.experimental.symbolic_shapes.statically_known_true', 'torch.utils._sympy.symbol.symbol_is_type', 'torch.fx.experimental._config.backed_size_oblivious', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_evaluate_static', 'torch.utils._sympy.symbol.SymT.SIZE')]  # torch's private names used below: another torch version may have moved one
+try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch._dynamo.source.ConstantSource', 'torch.fx.experimental.symbolic_shapes._constrain_range_for_size', 'torch.fx.experimental.symbolic_shapes.constrain_range', 'torch.fx.experimental.symbolic_shapes.guard_or_false', 'torch.fx.experimental.symbolic_shapes.guard_or_true', 'torch.fx.experimental.symbolic_shapes.guard_size_oblivious', 'torch.fx.experimental.symbolic_shapes.statically_known_false', 'torch.fx.experimental.symbolic_shapes.statically_known_true', 'torch.utils._sympy.symbol.symbol_is_type', 'torch.fx.experimental._config.backed_size_oblivious', 'torch.fx.experimental.symbolic_shapes.DimDynamic.DUCK', 'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_evaluate_static', 'torch.utils._sympy.symbol.SymT.SIZE')]  # torch's private names used below: another torch version may have moved one
 except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 import torch.fx.experimental._config as fxx
 from torch._dynamo.source import ConstantSource
-from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, _constrain_range_for_size, constrain_range, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, _constrain_range_for_size, constrain_range, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false, statically_known_true
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 ENV_KWARGS = {'specialize_zero_one': False}
@@ -18,7 +18,8 @@ se = None
 wrong, claims, answers, leaves = [], [], [], []
 
 #: the names the generated main() uses (the questions' modes)
-IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true)
+IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false,
+            statically_known_true)
 
 
 def with_config(fn):

@@ -1,5 +1,9 @@
 """Shape branches: plain `if` (may guard), guard_or_false, guard_or_true, statically_known_true,
-guard_size_oblivious.
+statically_known_false, guard_size_oblivious.
+
+guard_or_true and statically_known_false are asked of the negated condition, as torch's own code
+asks them (`if guard_or_true(n != 1): general`, `if statically_known_false(n == 1): fast`), so
+the fast arm is still the one valid when C holds.
 
 Note [branch contract]: a branch has a condition C, a fast arm valid when C holds and a general
 arm. guard_or_false / guard_or_true / statically_known_true may take the general arm whenever the
@@ -37,6 +41,7 @@ from torch.fx.experimental.symbolic_shapes import (
     guard_or_false,
     guard_or_true,
     guard_size_oblivious,
+    statically_known_false,
     statically_known_true,
 )
 
@@ -55,7 +60,8 @@ from shapefuzz.program import SYMINT, ProgramError
 
 __all__ = ["MODES", "PATTERNS", "Branch"]
 
-MODES = ("if", "guard_or_false", "guard_or_true", "statically_known_true", "guard_size_oblivious")
+MODES = ("if", "guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false",
+         "guard_size_oblivious")
 #: how a mode is written in a program's source (guard_size_oblivious fully qualified: the repro
 #: templates import only the other names)
 _WRAP = {"if": "{}", "guard_size_oblivious": "torch.fx.experimental.symbolic_shapes.guard_size_oblivious({})"}
@@ -264,6 +270,8 @@ class Branch(Op):
         lhs, cmp, rhs = PATTERNS[pat].cond(ops)
         if mode == "guard_or_true":
             return not guard_or_true(COMPARE[NEGATE[cmp]](lhs, rhs))
+        if mode == "statically_known_false":
+            return statically_known_false(COMPARE[NEGATE[cmp]](lhs, rhs))
         c = COMPARE[cmp](lhs, rhs)
         if mode == "if":
             return bool(c)
@@ -290,6 +298,8 @@ class Branch(Op):
             return s.expect(sym_compare(s, cmp, lhs, rhs)), False
         if mode == "guard_or_true":
             fast = not s.guard_or_true(sym_compare(s, NEGATE[cmp], lhs, rhs))
+        elif mode == "statically_known_false":  # s answers the value of not-C it acts on
+            fast = not s.not_known_false(sym_compare(s, NEGATE[cmp], lhs, rhs))
         elif mode == "guard_or_false":
             fast = s.guard_or_false(sym_compare(s, cmp, lhs, rhs))
         elif mode == "guard_size_oblivious":  # a False is the general arm, as traced systems force
@@ -312,6 +322,8 @@ class Branch(Op):
         fast, general = p.fast(ops, True), p.general(ops, True)
         if mode == "guard_or_true":
             cond, first, second = f"guard_or_true({a} {NEGATE[cmp]} {b})", general, fast
+        elif mode == "statically_known_false":
+            cond, first, second = f"statically_known_false({a} {NEGATE[cmp]} {b})", fast, general
         else:
             wrap = _WRAP.get(mode, mode + "({})")
             cond, first, second = wrap.format(f"{a} {cmp} {b}"), fast, general

@@ -19,7 +19,7 @@ __all__ = ["function_source", "inputs_source", "program_to_python", "render_arg"
 # flex_attention is a submodule `import torch` does not load; the flex_attention op names it
 HEADER = "import torch\nimport torch.nn.attention.flex_attention\n" \
          "from torch.fx.experimental.symbolic_shapes import (\n" \
-         "    guard_or_false, guard_or_true, statically_known_true)\n"
+         "    guard_or_false, guard_or_true, statically_known_false, statically_known_true)\n"
 
 
 def render_arg(a) -> object:

@@ -18,7 +18,16 @@ Ops (values are SymInts, numbered like tensor programs' values; literals are int
   constrain_range(a, lo, hi) a range constraint lo <= a <= hi (torch._constrain_as_size as
                              traced when lo >= 0, else torch's constrain_range); no assert
   ask(mode, cmp, a, b)       a question; mode: bool | guard_or_false | guard_or_true |
-                             statically_known_true | size_oblivious
+                             statically_known_true | statically_known_false | size_oblivious
+
+Note [statically_known_false]: torch's statically_known_false(c) is True when c is statically
+known to be False. Its answer is recorded as the value of c the caller acts on, `not
+statically_known_false(c)`: True (c may hold) is its fallback, False a static claim that c is
+False. Every oracle then reads it as it reads statically_known_true (an answer is the value of c,
+a claim must equal the truth), while torch runs its own path: the hint shortcut with target False
+(_sym_node_hint_disproves) and the negation of the static result. torch's decompositions and
+meta functions call it where the fast path needs a size known to differ from 1 or 0, and no
+question asked it before: a mutant that makes an undecided question "known false" went unseen.
 """
 
 from __future__ import annotations
@@ -50,10 +59,12 @@ QOPS = {"backed": 1, "unbacked": 1, "binop": 3, "check": 3, "check_is_size": 1,
         "constrain_range": 3, "ask": 4}  # op -> arity
 #: the ops that state a fact (a false one makes the program invalid: Truth.failed_check)
 FACT_OPS = ("check", "check_is_size", "constrain_range")
-ASK_MODES = ("bool", "guard_or_false", "guard_or_true", "statically_known_true", "size_oblivious")
-#: what each mode answers when it cannot decide (None: it raises a DDE instead)
+ASK_MODES = ("bool", "guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false",
+             "size_oblivious")
+#: what each mode answers when it cannot decide (None: it raises a DDE instead); an answer is the
+#: value of the condition (Note [statically_known_false])
 FALLBACK = {"bool": None, "guard_or_false": False, "guard_or_true": True,
-            "statically_known_true": False, "size_oblivious": None}
+            "statically_known_true": False, "statically_known_false": True, "size_oblivious": None}
 BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
           "%": operator.mod, "max": max, "min": min}
 COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,

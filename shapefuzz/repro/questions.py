@@ -26,7 +26,9 @@ from shapefuzz.repro.templates import (
 __all__ = ["check", "component_cut", "issue", "issue_cuts", "line_limit", "program_lines", "reduction", "z3_names"]
 
 _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_or_true": "guard_or_true({c})",
-          "statically_known_true": "statically_known_true({c})", "size_oblivious": "guard_size_oblivious({c})"}
+          "statically_known_true": "statically_known_true({c})",
+          "statically_known_false": "not statically_known_false({c})",  # Note [statically_known_false]
+          "size_oblivious": "guard_size_oblivious({c})"}
 
 
 def line_limit(case) -> int:

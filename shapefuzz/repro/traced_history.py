@@ -50,6 +50,6 @@ def issue(case, torch_version: str = "") -> str:
              common.block(template, "compare")]
     imports = [*traced._imports(), *common.imports_of(trace_history), *common.imports_of(template),
                "from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, "
-               "guard_size_oblivious, statically_known_true"]
+               "guard_size_oblivious, statically_known_false, statically_known_true"]
     lines = (common.safe(f.detail.split("\n")[0], 600),)
     return common.script(common.doc(case, torch_version, lines, exits=_EXITS), imports, parts)

@@ -12,7 +12,7 @@ Each instruction maps to the torch API a tracer would use (docs/explanation/torc
   constrain_range  torch's range constraint on a symbol (Note [facts torch is given]):
                 _constrain_range_for_size (what torch._constrain_as_size does when traced) for
                 a lower bound >= 0, constrain_range below that
-  ask           bool / guard_or_false / guard_or_true / statically_known_true /
+  ask           bool / guard_or_false / guard_or_true / statically_known_true / not statically_known_false /
                 guard_size_oblivious on (a cmp b)
 
 Note [how a question was answered]: one Decision per ask reached. `guard` if the ask appended to
@@ -44,6 +44,7 @@ from torch.fx.experimental.symbolic_shapes import (
     constrain_range,
     guard_or_false,
     guard_or_true,
+    statically_known_false,
     statically_known_true,
 )
 from torch.utils._sympy.symbol import SymT, symbol_is_type
@@ -71,8 +72,14 @@ def _size_oblivious(cond: Any) -> bool:
     return bool(cond)
 
 
+def _not_known_false(cond: Any) -> bool:
+    """The value of cond its caller acts on (Note [statically_known_false])."""
+    return not statically_known_false(cond)
+
+
 ASKERS = {"bool": bool, "guard_or_false": guard_or_false, "guard_or_true": guard_or_true,
-          "statically_known_true": statically_known_true, "size_oblivious": _size_oblivious}
+          "statically_known_true": statically_known_true, "statically_known_false": _not_known_false,
+          "size_oblivious": _size_oblivious}
 
 
 class TorchEnvSystem:

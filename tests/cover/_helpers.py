@@ -8,6 +8,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import (
     guard_or_false,
     guard_or_true,
+    statically_known_false,
     statically_known_true,
 )
 
@@ -60,7 +61,7 @@ def outputs(p: Program, **kw) -> list:
 def exec_function(src: str, name: str = "f"):
     """Exec generated function source in a fresh namespace holding only what repro.py imports."""
     ns = {"torch": torch, "guard_or_false": guard_or_false, "guard_or_true": guard_or_true,
-          "statically_known_true": statically_known_true}
+          "statically_known_true": statically_known_true, "statically_known_false": statically_known_false}
     exec(compile(src, "<function_source>", "exec"), ns)
     return ns[name]
 

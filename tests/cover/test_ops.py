@@ -364,7 +364,7 @@ def test_branch_takes_the_arm_its_condition_says(mode, pattern, holds):
 
 def test_patterns_and_modes_are_all_exercised():
     assert set(MODES) == {"if", "guard_or_false", "guard_or_true", "statically_known_true",
-                          "guard_size_oblivious"}
+                          "statically_known_false", "guard_size_oblivious"}
     assert {c[1] for c in CASES} == set(PATTERNS) == {
         "max", "min", "eq", "floordiv_small", "slice_all", "narrow_full", "cat_empty"}
 

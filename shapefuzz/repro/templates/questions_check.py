@@ -20,6 +20,7 @@ from torch.fx.experimental.symbolic_shapes import (
     guard_or_false,
     guard_or_true,
     guard_size_oblivious,
+    statically_known_false,
     statically_known_true,
 )
 from torch.utils._sympy.symbol import SymT, symbol_is_type
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     )
 
 #: the names the generated main() uses (the questions' modes)
-IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true)
+IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false,
+            statically_known_true)
 
 
 def with_config(fn):

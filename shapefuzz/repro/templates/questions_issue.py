@@ -19,6 +19,7 @@ from torch.fx.experimental.symbolic_shapes import (
     guard_or_false,
     guard_or_true,
     guard_size_oblivious,
+    statically_known_false,
     statically_known_true,
 )
 from torch.utils._sympy.symbol import SymT, symbol_is_type
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from shapefuzz.repro.templates._slots import TRACE, answers, claims, se, wrong
 
 #: every name a generated script may import from this template's imports
-IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_true,
+IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false, statically_known_true,
             torch.fx.experimental._config)
 
 

@@ -24,6 +24,7 @@ from torch.fx.experimental.symbolic_shapes import (
     guard_or_false,
     guard_or_true,
     resolve_unbacked_bindings,
+    statically_known_false,
     statically_known_true,
 )
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 #: every name a generated script may import from this template's imports
 IMPORTED = (Dim, DimDynamic, ShapeEnv, export, make_fx, guard_or_false, guard_or_true,
-            statically_known_true, torch.fx.experimental._config, torch.nn.attention.flex_attention)
+            statically_known_false, statically_known_true, torch.fx.experimental._config, torch.nn.attention.flex_attention)
 
 
 def fakes_of(inputs, shape_env, dynamic_sizes):

@@ -135,9 +135,9 @@ def ask(env: RefEnv, mode: str, rel: Node) -> Answer:
     level = env.settings.aggressive_guard_free_semantics
     if level < 2 and fast_compare(env, expr):
         return Answer(True, "static", expr)
-    if mode == "statically_known_true":  # never guards, whatever the hints say
+    if mode.startswith("statically_known_"):  # never guards, whatever the hints say
         r = static_eval(env, expr)
-        return Answer(r, "static", expr) if r is not None else Answer(False, "fallback", expr)
+        return Answer(r, "static", expr) if r is not None else Answer(FALLBACK[mode], "fallback", expr)
     fallback = FALLBACK[mode]
     hintless = env.has_unbacked(expr)
     if fallback is not None:

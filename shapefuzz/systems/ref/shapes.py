@@ -14,6 +14,7 @@ one of these modes (torch's names):
   bool(c) / s.expect(c)        prove statically, else guard on the hint, else data-dependent error
   s.guard_or_false(c) / s.guard_or_true(c)   as bool, but the fallback instead of an error
   s.statically_known_true(c)   a static proof only, never a guard
+  s.not_known_false(c)         not statically_known_false(c): True unless c is proved False
   s.check(c, msg)              torch._check: nothing if provable, a guard if backed, else a
                                deferred runtime assert that refines ranges
 Fresh data-dependent sizes come from s.unbacked(lo, hi); s.int_of(x) turns a SymInt into a
@@ -272,6 +273,11 @@ class Shapes:
 
     def statically_known_true(self, c: SymBool) -> bool:
         return self._ask("statically_known_true", c)
+
+    def not_known_false(self, c: SymBool) -> bool:
+        """`not statically_known_false(c)`: the value of c its caller acts on, as a question
+        records it (Note [statically_known_false])."""
+        return self._ask("statically_known_false", c)
 
     def size_oblivious(self, c: SymBool) -> bool:
         return self._ask("size_oblivious", c)
