@@ -1,0 +1,180 @@
+"""No import cycle at any level, and a reason beside every import deferred into a function. Read
+from the source with `ast` (tests/cover/test_layers.py's `imports_of`), never imported.
+
+The graph: one node per module of the package (a package is its __init__.py; shapefuzz.strategies
+is strategies/, pyproject.toml's package-dir), one edge per module an import statement makes
+Python run, whether the statement is at module level, inside a function or an importlib call:
+
+- `import a.b.c` and `from a.b.c import name` run a.b.c, and first each package above it
+  (a/__init__.py, a/b/__init__.py); `from a.b import c` where c is a submodule runs a.b.c too;
+- except a package above the importer itself (an ancestor's __init__.py, or the importer): Python
+  has started running it before the importer (a submodule's packages are imported first), so an
+  import that only walks through it to a submodule runs nothing new. This is how a package's
+  __init__.py may import its own submodules, and those submodules import each other by their full
+  names, without a cycle;
+- but a statement that takes a name (not a submodule) off such a package, `from a import X` in
+  a/b.py where X is defined in a/__init__.py, is an edge a/b.py -> a/__init__.py: when a/__init__.py
+  imports a/b.py at module level, X exists only if it is defined above that import, so the two
+  modules depend on each other's order of execution: a real cycle.
+
+A cycle (a strongly connected component of two modules or more, or a module importing a name off
+itself) fails the test with one chain of `file:line` per module of the cycle. Break it by moving
+the code to the layer where it belongs (a helper both sides need into a lower module, a data type
+into a module of its own), not by hiding an import in a function: the graph sees those too.
+
+Deferred imports: every import of a shapefuzz module inside a function carries a trailing
+`# lazy: why` comment on its statement (what it keeps out of start-up: torch, z3, the oracle
+registry ...). Without a reason, import it at module level.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from test_layers import PACKAGE, Import, imports_of, module_files, sources
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    importer: str  # dotted module names
+    imported: str
+    line: int  # the first statement that makes it, preferring one at module level
+    top: bool
+
+
+def _above(module: str, is_package: bool) -> set[str]:
+    """The packages Python has started running before `module` runs (and the package itself)."""
+    parts = module.split(".")
+    mine = {".".join(parts[:k]) for k in range(1, len(parts))}
+    return mine | {module} if is_package else mine
+
+
+def _targets(imp: Import, modules: dict[str, Path], above: set[str]) -> list[str]:
+    """The modules one import record makes Python run (the module docstring's rules)."""
+    if imp.source and imp.module not in modules:  # a name off imp.source's module
+        takes_names, module = True, imp.source
+    else:
+        takes_names, module = False, imp.module
+    parts = module.split(".")
+    chain = [".".join(parts[:k]) for k in range(1, len(parts) + 1)]
+    return [m for m in chain if m in modules
+            and (m not in above or (takes_names and m == module))]
+
+
+def edges(root: Path = PACKAGE) -> dict[tuple[str, str], Edge]:
+    """(importer, imported) -> the statement that makes it, over every import of the package."""
+    modules = module_files(root)
+    folders = sources(root)
+    out: dict[tuple[str, str], Edge] = {}
+    for name, path in modules.items():
+        folder = next(f for f in folders if f in path.parents)
+        above = _above(name, path.name == "__init__.py")
+        for imp in imports_of(path, folder, folders[folder]):
+            for target in _targets(imp, modules, above):
+                old = out.get((name, target))
+                if old is None or (imp.top and not old.top):
+                    out[(name, target)] = Edge(name, target, imp.line, imp.top)
+    return out
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components (iterative: no recursion limit)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, nexts = work[-1]
+            for n in nexts:
+                if n not in index:
+                    index[n] = low[n] = len(index)
+                    stack.append(n)
+                    on.add(n)
+                    work.append((n, iter(sorted(graph[n]))))
+                    break
+                if n in on:
+                    low[node] = min(low[node], index[n])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    comp = []
+                    while True:
+                        n = stack.pop()
+                        on.discard(n)
+                        comp.append(n)
+                        if n == node:
+                            break
+                    out.append(sorted(comp))
+    return out
+
+
+def _shortest_cycle(graph: dict[str, set[str]], start: str, within: set[str]) -> list[str]:
+    """start -> ... -> start by the fewest imports, through the modules of `within`."""
+    came: dict[str, str] = {}
+    todo = deque([start])
+    while todo:
+        node = todo.popleft()
+        for n in sorted(graph[node] & within):
+            if n == start:
+                path = [node]
+                while path[-1] != start:
+                    path.append(came[path[-1]])
+                return [start] + path[::-1][1:] + [start] if node != start else [start, start]
+            if n not in came:
+                came[n] = node
+                todo.append(n)
+    return []
+
+
+def cycles(root: Path = PACKAGE) -> list[str]:
+    """Every import cycle of the package as readable chains, one per module of each cycle."""
+    found = edges(root)
+    modules = module_files(root)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for a, b in found:
+        graph[a].add(b)
+    out: list[str] = []
+    for comp in _components(graph):
+        if len(comp) == 1 and comp[0] not in graph[comp[0]]:
+            continue
+        chains = {_canonical(tuple(_shortest_cycle(graph, m, set(comp)))) for m in comp}
+        for chain in sorted(chains):
+            out.append(_readable(chain, found, modules, root))
+    return out
+
+
+def _canonical(chain: tuple[str, ...]) -> tuple[str, ...]:
+    """The same cycle read from its smallest module (so each cycle is listed once)."""
+    ring = chain[:-1]
+    k = ring.index(min(ring))
+    return ring[k:] + ring[:k] + (ring[k],)
+
+
+def _readable(chain: tuple[str, ...], found: dict, modules: dict[str, Path], root: Path) -> str:
+    steps = []
+    for a, b in zip(chain, chain[1:]):
+        e = found[(a, b)]
+        where = "" if e.top else " (in a function)"
+        steps.append(f"{modules[a].relative_to(root.parent).as_posix()}:{e.line}{where}")
+    return " -> ".join(steps + [modules[chain[-1]].relative_to(root.parent).as_posix()])
+
+
+def test_no_import_cycle():
+    found = cycles()
+    assert not found, (
+        "import cycles (each `file:line` imports the next file): move the code both sides need "
+        "into a lower module, or a data type into a module of its own; a function-level import "
+        "does not break a cycle (see this module's docstring)\n  " + "\n  ".join(found))
