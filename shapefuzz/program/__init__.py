@@ -14,12 +14,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from shapefuzz import BadInput
+from shapefuzz.ir import SYMINT, ProgramError, VType  # below ops and programs (shapefuzz/ir.py)
 
 __all__ = [
     "DIM_KINDS",
     "DTYPES",
     "SCHEMA_VERSION",
+    "SYMINT",
     "InputSpec",
     "Instr",
     "Program",
@@ -34,10 +35,6 @@ DTYPES = ("float", "int", "bool")
 MAX_ABS_INT = 2**40  # larger literals are rejected on load: they only appear in hostile files
 
 
-class ProgramError(BadInput):
-    """A program (usually one loaded from a file) is malformed. The message says what and where."""
-
-
 @dataclass(frozen=True, slots=True)
 class Ref:
     index: int
@@ -47,22 +44,6 @@ class Ref:
 
 
 Arg = int | float | bool | None | str | Ref | tuple
-
-
-@dataclass(frozen=True, slots=True)
-class VType:
-    """Static type of a value: a tensor of a dtype and rank, or a SymInt ('int')."""
-
-    kind: str  # "tensor" | "int"
-    dtype: str = ""
-    rank: int = 0
-
-    @staticmethod
-    def tensor(dtype: str, rank: int) -> VType:
-        return VType("tensor", dtype, rank)
-
-
-SYMINT = VType("int")
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,11 +150,6 @@ class Program:
             lines.append(f"{lhs} = {ins.op}({', '.join(_fmt_arg(a) for a in ins.args)})")
         lines.append("return " + ", ".join(f"v{o}" for o in self.outputs))
         return "\n".join(lines)
-
-    def to_python(self, **kw: Any) -> str:
-        from shapefuzz.program.codegen import program_to_python
-
-        return program_to_python(self, **kw)
 
     # ---- JSON ------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
