@@ -15,23 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shapefuzz.systems.torch_names import Need
+
 __all__ = ["Need", "Skip", "available", "missing", "needs_of", "unavailable"]
-
-
-@dataclass(frozen=True, slots=True)
-class Need:
-    """One torch name a config relies on, resolved lazily: `name` is dotted from `torch`; with
-    `fragment`, a compiled rewrite (Note [compiled rewrites] in rewrite.py) must find that
-    text exactly once in the object's source; with `param`, the callable must take that keyword."""
-
-    name: str
-    fragment: str = ""
-    param: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.name.startswith("torch."):
-            raise ValueError(f"Need name {self.name!r}: expected a dotted name from torch, e.g. "
-                             "'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_guard_rel'")
 
 
 def missing(need: Need) -> str:
