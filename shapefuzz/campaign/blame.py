@@ -1,4 +1,4 @@
-"""The end phase's blame of each finding (Note [blame] in shapefuzz/oracles/findings.py)."""
+"""The end phase's blame of each finding (Note [blame] in shapefuzz/oracles/blame.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ def blames_of(bugs: dict, run_many, failures) -> dict[str, str]:
 
 def _blame(bug, run_many) -> str:
     from shapefuzz.campaign.evaluate import jobs_for
-    from shapefuzz.oracles.findings import TORCH_SYSTEMS, blame
+    from shapefuzz.oracles.blame import blame
+    from shapefuzz.oracles.findings import TORCH_SYSTEMS
     from shapefuzz.systems import accepts
 
     ref = None
