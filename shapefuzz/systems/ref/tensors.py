@@ -24,7 +24,7 @@ from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import Branch
 from shapefuzz.program import InputSpec, Program, Ref
 from shapefuzz.systems.ref.env import RefEnv
-from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
+from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError, outcome_of
 from shapefuzz.systems.ref.exprs import expr_str
 from shapefuzz.systems.ref.settings import RefSettings
 from shapefuzz.systems.ref.shapes import RuleError, Shapes, SymInt, SymTensor
@@ -280,11 +280,10 @@ def _shape_of(v):
 
 def _tensor_outcome(failure: Exception):
     from shapefuzz.systems.observation import Outcome
-    from shapefuzz.systems.ref.system import _outcome
 
     if isinstance(failure, RuleError):
         return Outcome("error", failure.exc_type, str(failure))
-    return _outcome(failure)
+    return outcome_of(failure)
 
 
 def _value_exprs(env: RefEnv, v):
