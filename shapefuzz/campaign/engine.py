@@ -43,6 +43,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from shapefuzz.campaign.budget import WallBudget
+from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
 from shapefuzz.campaign.database import import_shared
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
@@ -78,18 +79,6 @@ class CampaignSettings:
     parallel: int = 1  # programs evaluated at once (the number of workers)
     coverage_feedback: bool = False  # Hypothesis target() on ShapeEnv lines (Note [coverage feedback])
     rotate: int | None = None  # Note [config rotation] (rotation.py): None runs every config
-
-
-@dataclass
-class FoundBug:
-    finding: Finding
-    program: Program
-    evaluation: Evaluation | None  # None when restored from a checkpoint (already saved)
-    count: int = 1
-    first_s: float = 0.0
-    first_program: int = 0
-    shrunk: bool = False
-    error: str = ""  # the traceback of a shrink that raised (Note [step failures], confirming.py)
 
 
 def _n_instrs(program) -> int:

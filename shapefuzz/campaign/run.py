@@ -12,8 +12,9 @@ from shapefuzz.campaign.ab import ab_report
 from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.ab_confirm import mark_rows
 from shapefuzz.campaign.blame import blames_of
+from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.confirming import Confirmer, confirm, confirm_rank
-from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
+from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.campaign.failures import StepFailures, confirm_all
 from shapefuzz.campaign.progress import CampaignProgress
 from shapefuzz.campaign.rotation import ROTATE
