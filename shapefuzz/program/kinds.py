@@ -1,11 +1,12 @@
 """Program kinds behind one protocol: tensor programs (shapefuzz.program) and question programs
 (shapefuzz.program.questions).
 
-Note [program kinds]: a kind says how its programs are read and written, generated, judged
-(tensor programs by an eager run, question programs by the truth they carry, Note [question
-truth]), varied (fresh inputs for the replay oracles), and which extra observations a run adds.
-Code outside this module asks the program's kind (`kind_of`) instead of testing its name, so
-a third kind is one more `ProgramKind` here.
+Note [program kinds]: a kind says how its programs are read and written, judged (tensor
+programs by an eager run, question programs by the truth they carry, Note [question truth]),
+varied (fresh inputs for the replay oracles), and which extra observations a run adds. Code
+outside this module asks the program's kind (`kind_of`) instead of testing its name, so a third
+kind is one more `ProgramKind` here, and one more strategy in shapefuzz.strategies
+(`programs_of_kind`): generation sits a layer above the programs it draws (Note [layers]).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ class ProgramKind:
     #: eager runs the program first and is the ground truth (else the program carries its own)
     has_eager: bool
     load: Callable[[Any], Any]  # JSON object -> program (ProgramError on bad input)
-    strategy: Callable[[Any], Any]  # GenSettings -> a Hypothesis strategy of programs
     variants_json: Callable[[Any, int, int], str]  # (program, n, seed) -> a Job's variants
     valid: Callable[[Any, Any], bool]  # (program, eager observation) -> the program is valid
     #: (system, program, observation) -> the observation with this kind's extra runs
@@ -50,12 +50,6 @@ def _tensor_load(obj):
     return Program.from_json(obj)
 
 
-def _tensor_strategy(gen):
-    from shapefuzz.strategies import programs_from
-
-    return programs_from(gen)
-
-
 def _tensor_variants(program, n: int, seed: int) -> str:
     import json
 
@@ -75,12 +69,6 @@ def _question_load(obj):
     from shapefuzz.program.questions import QProgram
 
     return QProgram.from_json(obj)
-
-
-def _question_strategy(gen):
-    from shapefuzz.strategies import qprograms
-
-    return qprograms(max_ops=2 * gen.max_ops)
 
 
 def _no_variants(program, n: int, seed: int) -> str:
@@ -109,9 +97,7 @@ def _with_echoes(system, program, obs):
 
 
 KINDS: dict[str, ProgramKind] = {
-    "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_strategy, _tensor_variants,
-                           _eager_ok),
-    "questions": ProgramKind("questions", False, _question_load, _question_strategy, _no_variants,
-                             _truth_holds, _with_echoes, has_replay_inputs=False,
-                             repro_family="questions"),
+    "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_variants, _eager_ok),
+    "questions": ProgramKind("questions", False, _question_load, _no_variants, _truth_holds,
+                             _with_echoes, has_replay_inputs=False, repro_family="questions"),
 }
