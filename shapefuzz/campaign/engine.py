@@ -53,8 +53,10 @@ from shapefuzz.campaign.space import strategy
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
 from shapefuzz.campaign.torchcov import Feedback
+from shapefuzz.oracles import targets_for_finding
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
+from shapefuzz.program.prune import candidates
 from shapefuzz.strategies.settings import GenSettings
 
 __all__ = ["STATE_SCHEMA", "Campaign", "CampaignSettings", "CampaignStats", "FoundBug", "ResumeError",
@@ -422,8 +424,6 @@ class Campaign:
     def _involved(self, bug: FoundBug) -> tuple[tuple[str, str], ...]:
         """The targets a finding needs to reproduce (its oracle's `targets`, Note [oracle
         registry])."""
-        from shapefuzz.oracles import targets_for_finding
-
         return targets_for_finding(bug.finding, self.cfg.targets)
 
     def _finish_bug(self, sig: str) -> None:
@@ -439,8 +439,6 @@ class Campaign:
         """Note [pruning] (program/prune.py): the shrunk program without its unused inputs, dead
         instructions and outputs the finding does not need, each step kept when the program
         still shows the finding (at most `tries` evaluations, within the wall budget)."""
-        from shapefuzz.program.prune import candidates
-
         improved = bug.evaluation is not None
         while improved and tries > 0 and self.elapsed() < self.budget.end_s():
             improved = False

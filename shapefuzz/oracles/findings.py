@@ -57,7 +57,7 @@ class Finding:
 
 def _configs() -> tuple[str, ...]:
     """Every config name (they may hold ':'), for reading a key back."""
-    from shapefuzz.systems import CONFIGS
+    from shapefuzz.systems import CONFIGS  # lazy: no system at top (test_layers)
 
     return tuple(c for cs in CONFIGS.values() for c in cs)
 

@@ -93,7 +93,7 @@ class Program:
 
     def types(self) -> list[VType]:
         """Type-check the program and return the type of every value; raises ProgramError."""
-        from shapefuzz.ops import get_op
+        from shapefuzz.ops import get_op  # lazy: the ops import torch (+1 s)
 
         types: list[VType] = [i.vtype for i in self.inputs]
         for pos, (ins, _defs) in enumerate(self.definitions()):
@@ -122,7 +122,7 @@ class Program:
     def undefined_data(self) -> frozenset[int]:
         """Values whose element data is unspecified (torch.empty and what flows from it):
         only their shapes may be compared."""
-        from shapefuzz.ops import get_op
+        from shapefuzz.ops import get_op  # lazy: the ops import torch (+1 s)
 
         bad: set[int] = set()
         for ins, defs in self.definitions():
@@ -303,7 +303,7 @@ def _input_from_json(k: int, x: Any) -> InputSpec:
 
 
 def _instr_from_json(k: int, x: Any) -> Instr:
-    from shapefuzz.ops import get_op
+    from shapefuzz.ops import get_op  # lazy: the ops import torch (+1 s)
 
     if not isinstance(x, dict):
         raise ProgramError(f"instruction {k} must be an object")

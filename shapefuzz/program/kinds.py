@@ -15,6 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from shapefuzz.program import Program
+from shapefuzz.program.metamorphic import echo_of, redundant
+from shapefuzz.program.questions import QProgram, truth
+from shapefuzz.program.variants import variants
+
 __all__ = ["KINDS", "ProgramKind", "kind_of", "load_program"]
 
 
@@ -45,15 +50,11 @@ def load_program(obj: Any):
 
 # ---- tensor programs ---------------------------------------------------------------------------
 def _tensor_load(obj):
-    from shapefuzz.program import Program
-
     return Program.from_json(obj)
 
 
 def _tensor_variants(program, n: int, seed: int) -> str:
     import json
-
-    from shapefuzz.program.variants import variants
 
     return json.dumps([[{"name": s.name, "dtype": s.dtype, "shape": list(s.shape),
                          "dims": list(s.dims), "data": list(s.data)} for s in v]
@@ -66,8 +67,6 @@ def _eager_ok(program, eager) -> bool:
 
 # ---- question programs -------------------------------------------------------------------------
 def _question_load(obj):
-    from shapefuzz.program.questions import QProgram
-
     return QProgram.from_json(obj)
 
 
@@ -76,8 +75,6 @@ def _no_variants(program, n: int, seed: int) -> str:
 
 
 def _truth_holds(program, eager) -> bool:
-    from shapefuzz.program.questions import truth
-
     return truth(program).failed_check is None
 
 
@@ -88,8 +85,6 @@ def _with_echoes(system, program, obs):
     if obs.config != "default":
         return obs
     from dataclasses import replace
-
-    from shapefuzz.program.metamorphic import echo_of, redundant
 
     fresh = system.observe(program, "default", [])
     again = system.observe(redundant(program), "default", [])

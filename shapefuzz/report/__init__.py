@@ -189,7 +189,7 @@ def op_family_counts(ops: dict[str, int]) -> dict[str, int]:
     """Op counts folded into op families (question ops keep their names: ask:<mode>, backed ...).
     Imports the op registry (and so torch): called when a campaign writes report.json, never
     when a report is rendered."""
-    from shapefuzz.ops import all_ops
+    from shapefuzz.ops import all_ops  # lazy: the ops import torch (+1 s)
 
     family = {name: op.family for name, op in all_ops().items()}
     out: dict[str, int] = {}

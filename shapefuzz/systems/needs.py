@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shapefuzz.systems.compile_settings import settings_of
 from shapefuzz.systems.torch_names import Need
 
 __all__ = ["Need", "Skip", "available", "missing", "needs_of", "unavailable"]
@@ -71,15 +72,13 @@ def needs_of(system: str, config: str) -> tuple[Need, ...]:
     if system in ("ref", "eager"):
         return ()
     if system == "compile":
-        from shapefuzz.systems.compile_settings import settings_of
-
         s = settings_of(config)
         return tuple(Need(n) for n in s.torch_names()) + _toggle_needs(s.toggles)
     return _toggle_needs(config)
 
 
 def _toggle_needs(config: str) -> tuple[Need, ...]:
-    from shapefuzz.systems import torch_toggles
+    from shapefuzz.systems import torch_toggles  # lazy: configs list without torch
 
     try:
         return torch_toggles.needs(config)

@@ -23,8 +23,12 @@ the code to the layer where it belongs (a helper both sides need into a lower mo
 into a module of its own), not by hiding an import in a function: the graph sees those too.
 
 Deferred imports: every import of a shapefuzz module inside a function carries a trailing
-`# lazy: why` comment on its statement (what it keeps out of start-up: torch, z3, the oracle
-registry ...). Without a reason, import it at module level.
+`# lazy: why` comment on its first line: what it keeps out of an import that must stay light
+(torch for `import shapefuzz.program`, z3 and sympy for the oracle registry, everything for
+`shapefuzz --help` and the pytest plugin), or the rule that defers it (an upward import listed
+in test_layers.UPWARD, an oracle's system). Without such a reason, import it at module level:
+it breaks no cycle (there are none) and saves nothing. The repro templates are exempt: their
+text is pasted into standalone scripts (Note [repro templates] in repro/common.py).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from test_layers import PACKAGE, Import, imports_of, module_files, sources
@@ -165,7 +170,7 @@ def _canonical(chain: tuple[str, ...]) -> tuple[str, ...]:
 
 def _readable(chain: tuple[str, ...], found: dict, modules: dict[str, Path], root: Path) -> str:
     steps = []
-    for a, b in zip(chain, chain[1:]):
+    for a, b in pairwise(chain):
         e = found[(a, b)]
         where = "" if e.top else " (in a function)"
         steps.append(f"{modules[a].relative_to(root.parent).as_posix()}:{e.line}{where}")
@@ -178,3 +183,86 @@ def test_no_import_cycle():
         "import cycles (each `file:line` imports the next file): move the code both sides need "
         "into a lower module, or a data type into a module of its own; a function-level import "
         "does not break a cycle (see this module's docstring)\n  " + "\n  ".join(found))
+
+
+#: folders whose deferred imports need no reason: templates of standalone scripts
+NO_REASON_NEEDED = ("shapefuzz/repro/templates/",)
+LAZY = re.compile(r"#.*\blazy: *\S")
+
+
+def deferred_without_reason(root: Path = PACKAGE) -> list[str]:
+    """`file:line` of every import of the package inside a function without `# lazy: why`."""
+    folders = sources(root)
+    out = []
+    for path in module_files(root).values():
+        rel = path.relative_to(root.parent).as_posix()
+        if rel.startswith(NO_REASON_NEEDED):
+            continue
+        folder = next(f for f in folders if f in path.parents)
+        lines = path.read_text().splitlines()
+        deferred = {imp.line for imp in imports_of(path, folder, folders[folder])
+                    if not imp.top and imp.module.split(".")[0] == root.name}
+        out += [f"{rel}:{n}: {lines[n - 1].strip()}" for n in sorted(deferred)
+                if not LAZY.search(lines[n - 1])]
+    return sorted(out)
+
+
+def test_deferred_imports_say_why():
+    found = deferred_without_reason()
+    assert not found, (
+        "imports inside a function without a `# lazy: why` comment on their line: import them at "
+        "module level, or say what deferring them keeps out of start-up (see this module's "
+        "docstring)\n  " + "\n  ".join(found))
+
+
+def _package(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path / "shapefuzz"
+
+
+def test_a_planted_cycle_is_found_at_every_level(tmp_path):
+    pkg = _package(tmp_path, {
+        "shapefuzz/__init__.py": "",
+        "shapefuzz/a.py": "from shapefuzz.b import x\n",  # module level ...
+        "shapefuzz/b.py": "x = 1\ndef f():\n    from shapefuzz import a\n",  # ... and back in a function
+        "shapefuzz/p/__init__.py": "from shapefuzz.p.s import g\nLIMIT = 3\n",  # a re-export ...
+        "shapefuzz/p/s.py": "from shapefuzz.p import LIMIT\ndef g(): pass\n",  # ... and a name off it
+        "shapefuzz/c.py": "import importlib\nM = importlib.import_module('shapefuzz.d')\n",
+        "shapefuzz/d.py": "def f():\n    import shapefuzz.c\n",
+        "shapefuzz/e.py": "def f():\n    from shapefuzz import e\n",  # itself
+    })
+    assert cycles(pkg) == [
+        "shapefuzz/a.py:1 -> shapefuzz/b.py:3 (in a function) -> shapefuzz/a.py",
+        "shapefuzz/c.py:2 -> shapefuzz/d.py:2 (in a function) -> shapefuzz/c.py",
+        "shapefuzz/e.py:2 (in a function) -> shapefuzz/e.py",
+        "shapefuzz/p/__init__.py:1 -> shapefuzz/p/s.py:1 -> shapefuzz/p/__init__.py",
+    ]
+
+
+def test_an_acyclic_package_passes(tmp_path):
+    pkg = _package(tmp_path, {
+        "shapefuzz/__init__.py": "class BadInput(ValueError): pass\n",
+        "shapefuzz/ir.py": "from shapefuzz import BadInput\n",  # a name off the root: it ran first
+        "shapefuzz/p/__init__.py": "from shapefuzz.p import s, t\n",  # its own submodules
+        "shapefuzz/p/s.py": "from shapefuzz.p.t import h\nfrom shapefuzz.ir import BadInput\n",
+        "shapefuzz/p/t.py": "def h():\n    from . import u  # lazy: a reason\n",
+        "shapefuzz/p/u.py": "",
+        "strategies/__init__.py": "from shapefuzz.p import s\nfrom .gen import draw\n",
+        "strategies/gen.py": "from shapefuzz.p.t import h\ndef draw(): pass\n",
+    })
+    assert cycles(pkg) == []
+    assert ("shapefuzz.strategies", "shapefuzz.strategies.gen") in edges(pkg)
+    assert ("shapefuzz.p.t", "shapefuzz.p.u") in edges(pkg)
+    assert deferred_without_reason(pkg) == []
+
+
+def test_a_deferred_import_without_a_reason_is_found(tmp_path):
+    pkg = _package(tmp_path, {
+        "shapefuzz/a.py": "import json\ndef f():\n    import json\n    from shapefuzz import b\n"
+                          "    from shapefuzz import c  # lazy: c imports torch\n",
+        "shapefuzz/b.py": "", "shapefuzz/c.py": "",
+        "shapefuzz/repro/templates/t.py": "def f():\n    from shapefuzz import b\n",
+    })
+    assert deferred_without_reason(pkg) == ["shapefuzz/a.py:4: from shapefuzz import b"]

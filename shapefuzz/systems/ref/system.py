@@ -58,7 +58,7 @@ class RefSystem:
             axioms, smt = ref_checks(program, trace)  # z3 over its claims (systems.claims)
             return replace(obs, axioms=axioms, smt=smt)
         # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
-        from shapefuzz.systems.ref.tensors import observe_tensors
+        from shapefuzz.systems.ref.tensors import observe_tensors  # lazy: torch for tensors only
 
         return observe_tensors(self.name, config, program, settings)
 
