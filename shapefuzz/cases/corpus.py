@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz import BadInput
-from shapefuzz.cases.versions import running_release
+from shapefuzz.cases import versions
 from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
 from shapefuzz.program.kinds import kind_of, load_program
@@ -262,7 +262,7 @@ def record_version(folder: Path, reproduces: bool) -> str:
     p = folder / "case.json"
     obj = json.loads(p.read_bytes())
     _case_from_json(obj, str(folder))  # a file this module would refuse is not rewritten
-    rel = running_release()
+    rel = versions.running_release()
     obj["versions"] = {**obj.get("versions", {}), rel: "reproduces" if reproduces else "fixed"}
     atomic_write(p, json.dumps(obj, indent=1, sort_keys=True))
     return f"{rel}: {obj['versions'][rel]}"

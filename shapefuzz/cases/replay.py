@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from shapefuzz.cases import versions
 from shapefuzz.cases.corpus import Case
-from shapefuzz.cases.versions import running_release
 from shapefuzz.oracles import check_all, targets_for_finding
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.systems import CONFIGS
@@ -29,7 +29,7 @@ class ReplayResult:
     def as_recorded(self) -> bool:
         """What the case records for the running torch release (Note [versions of a case]), else
         its status: bug / known-upstream cases must reproduce; fixed ones must not."""
-        return self.reproduced == self.case.expected_to_reproduce(running_release())
+        return self.reproduced == self.case.expected_to_reproduce(versions.running_release())
 
 
 def torch_config_applied(pairs):

@@ -1,5 +1,5 @@
 """No import cycle at any level, and a reason beside every import deferred into a function. Read
-from the source with `ast` (tests/cover/test_layers.py's `imports_of`), never imported.
+from the source with `ast` (tests/cover/test_layers.py's `module_imports`), never imported.
 
 The graph: one node per module of the package (a package is its __init__.py; shapefuzz.strategies
 is strategies/, pyproject.toml's package-dir), one edge per module an import statement makes
@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
-from test_layers import PACKAGE, Import, imports_of, module_files, sources
+from test_layers import PACKAGE, Import, module_files, module_imports
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +72,10 @@ def _targets(imp: Import, modules: dict[str, Path], above: set[str]) -> list[str
 def edges(root: Path = PACKAGE) -> dict[tuple[str, str], Edge]:
     """(importer, imported) -> the statement that makes it, over every import of the package."""
     modules = module_files(root)
-    folders = sources(root)
     out: dict[tuple[str, str], Edge] = {}
     for name, path in modules.items():
-        folder = next(f for f in folders if f in path.parents)
         above = _above(name, path.name == "__init__.py")
-        for imp in imports_of(path, folder, folders[folder]):
+        for imp in module_imports(path, root):
             for target in _targets(imp, modules, above):
                 old = out.get((name, target))
                 if old is None or (imp.top and not old.top):
@@ -85,80 +83,53 @@ def edges(root: Path = PACKAGE) -> dict[tuple[str, str], Edge]:
     return out
 
 
-def _components(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Tarjan's strongly connected components (iterative: no recursion limit)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on.add(start)
-        while work:
-            node, nexts = work[-1]
-            for n in nexts:
-                if n not in index:
-                    index[n] = low[n] = len(index)
-                    stack.append(n)
-                    on.add(n)
-                    work.append((n, iter(sorted(graph[n]))))
-                    break
-                if n in on:
-                    low[node] = min(low[node], index[n])
-            else:
-                work.pop()
-                if work:
-                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    comp = []
-                    while True:
-                        n = stack.pop()
-                        on.discard(n)
-                        comp.append(n)
-                        if n == node:
-                            break
-                    out.append(sorted(comp))
-    return out
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """The modules `start` imports, directly or not (itself only through a cycle)."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for n in graph[todo.pop()] - seen:
+            seen.add(n)
+            todo.append(n)
+    return seen
 
 
-def _shortest_cycle(graph: dict[str, set[str]], start: str, within: set[str]) -> list[str]:
+def _components(graph: dict[str, set[str]]) -> list[set[str]]:
+    """The strongly connected components that hold a cycle: modules that reach each other
+    (a few hundred modules: reachability from each one is cheap and plain)."""
+    reach = {m: _reach(graph, m) for m in graph}
+    comps = {frozenset(x for x in reach[m] if m in reach[x]) for m in graph if m in reach[m]}
+    return sorted(map(set, comps), key=sorted)
+
+
+def _shortest_cycle(graph: dict[str, set[str]], start: str, within: set[str]) -> tuple[str, ...]:
     """start -> ... -> start by the fewest imports, through the modules of `within`."""
     came: dict[str, str] = {}
     todo = deque([start])
     while todo:
         node = todo.popleft()
+        if start in graph[node]:
+            path = [node]
+            while path[-1] != start:
+                path.append(came[path[-1]])
+            return (start, *path[::-1][1:], start) if node != start else (start, start)
         for n in sorted(graph[node] & within):
-            if n == start:
-                path = [node]
-                while path[-1] != start:
-                    path.append(came[path[-1]])
-                return [start] + path[::-1][1:] + [start] if node != start else [start, start]
             if n not in came:
                 came[n] = node
                 todo.append(n)
-    return []
+    raise AssertionError(f"{start} is on no cycle")
 
 
 def cycles(root: Path = PACKAGE) -> list[str]:
-    """Every import cycle of the package as readable chains, one per module of each cycle."""
+    """Every import cycle of the package as readable chains: the shortest cycle through each
+    module of a strongly connected component (each cycle listed once)."""
     found = edges(root)
     modules = module_files(root)
     graph: dict[str, set[str]] = {m: set() for m in modules}
     for a, b in found:
         graph[a].add(b)
-    out: list[str] = []
-    for comp in _components(graph):
-        if len(comp) == 1 and comp[0] not in graph[comp[0]]:
-            continue
-        chains = {_canonical(tuple(_shortest_cycle(graph, m, set(comp)))) for m in comp}
-        for chain in sorted(chains):
-            out.append(_readable(chain, found, modules, root))
-    return out
+    chains = {_canonical(_shortest_cycle(graph, m, comp)) for comp in _components(graph) for m in comp}
+    return [_readable(chain, found, modules, root) for chain in sorted(chains)]
 
 
 def _canonical(chain: tuple[str, ...]) -> tuple[str, ...]:
@@ -192,15 +163,13 @@ LAZY = re.compile(r"#.*\blazy: *\S")
 
 def deferred_without_reason(root: Path = PACKAGE) -> list[str]:
     """`file:line` of every import of the package inside a function without `# lazy: why`."""
-    folders = sources(root)
     out = []
     for path in module_files(root).values():
         rel = path.relative_to(root.parent).as_posix()
         if rel.startswith(NO_REASON_NEEDED):
             continue
-        folder = next(f for f in folders if f in path.parents)
         lines = path.read_text().splitlines()
-        deferred = {imp.line for imp in imports_of(path, folder, folders[folder])
+        deferred = {imp.line for imp in module_imports(path, root)
                     if not imp.top and imp.module.split(".")[0] == root.name}
         out += [f"{rel}:{n}: {lines[n - 1].strip()}" for n in sorted(deferred)
                 if not LAZY.search(lines[n - 1])]

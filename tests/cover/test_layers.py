@@ -64,7 +64,6 @@ class Import:
     line: int
     top: bool  # executed when the module is imported (not inside a function)
     source: str = ""  # `from a import b`'s "a.b": "a", the module the name is taken from
-    end: int = 0  # the statement's last line (a parenthesized import spans several)
 
 
 def sources(root: Path = PACKAGE) -> dict[Path, str]:
@@ -109,8 +108,7 @@ class _Imports(ast.NodeVisitor):
         self.found: list[Import] = []
 
     def _add(self, module: str, node: ast.AST, source: str = "") -> None:
-        self.found.append(Import(module, node.lineno, self.depth == 0, source,
-                                 node.end_lineno or node.lineno))
+        self.found.append(Import(module, node.lineno, self.depth == 0, source))
 
     def _function(self, node: ast.AST) -> None:
         self.depth += 1
@@ -143,6 +141,12 @@ def imports_of(path: Path, root: Path = PACKAGE, name: str = "") -> list[Import]
     v = _Imports(path, root, name or root.name)
     v.visit(ast.parse(path.read_text(), str(path)))
     return v.found
+
+
+def module_imports(path: Path, root: Path = PACKAGE) -> list[Import]:
+    """imports_of for a file of module_files(root): one of shapefuzz/ or strategies/."""
+    folder, name = next((f, n) for f, n in sources(root).items() if f in path.parents)
+    return imports_of(path, folder, name)
 
 
 def _within(module: str, package: str) -> bool:
@@ -218,12 +222,10 @@ def _layer(name: str) -> int | None:
 def _upward(root: Path) -> list[str]:
     """Imports of a higher layer (LAYERS): never at module level, in a function only by UPWARD."""
     out, used, lines = [], set(), set()
-    folders = sources(root)
     for name, path in module_files(root).items():
         rel = path.relative_to(root.parent).as_posix()  # shapefuzz/... or strategies/...
         mine = _layer(name.split(".")[1]) if "." in name else None
-        folder = next(f for f in folders if f in path.parents)
-        for imp in imports_of(path, folder, folders[folder]) if mine is not None else ():
+        for imp in module_imports(path, root) if mine is not None else ():
             parts = imp.module.split(".")
             theirs = _layer(parts[1]) if parts[0] == root.name and len(parts) > 1 else None
             if theirs is None or theirs <= mine or (rel, imp.line) in lines:
