@@ -2,9 +2,13 @@
 
 Note [layers]: the subpackages follow the pipeline, strategies -> program -> systems ->
 observations -> oracles -> findings -> cases -> reports, and each imports only the layers before
-it (tests/cover/test_layers.py reads the imports from the source):
+it (tests/cover/test_layers.py reads the imports from the source), with no import cycle at any
+level, inside functions too (tests/cover/test_import_graph.py):
 
+    ir.py            the types an op's type rule speaks (VType, ProgramError), below both:
     program/, ops/   what is run: program kinds (Note [program kinds]), interpreter, codegen
+    strategies       shapefuzz.strategies (strategies/ beside this folder): programs drawn
+                     from the ops, one strategy per program kind
     systems/         what runs it and what it said: jobs, Observation, prover, claims, patches
     oracles/         what is wrong: one registered Oracle per module (Note [oracle registry]),
                      Finding and its Signature

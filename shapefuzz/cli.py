@@ -40,7 +40,7 @@ class _FamilyOption(click.Option):
     (importing the ops imports torch)."""
 
     def get_help_record(self, ctx):
-        from shapefuzz.ops import families
+        from shapefuzz.ops import families  # lazy: the ops import torch (+1 s)
 
         self.help = (self.help or "").replace("{families}", ", ".join(families()))
         return super().get_help_record(ctx)
@@ -118,11 +118,11 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
          progress_log, baseline_python, baseline_env, baseline_cache, no_baseline_cache, force, coverage_feedback,
          per_program):
     """Run a budgeted fuzz campaign and write report.json/md/html and one folder per finding."""
-    from shapefuzz.campaign.template import start_template
+    from shapefuzz.campaign.template import start_template  # lazy: keeps --help at click alone
 
     start_template()  # the workers' template warms up while this process imports torch
-    from shapefuzz.campaign.run import FuzzOptions, run_fuzz
-    from shapefuzz.systems import targets_for
+    from shapefuzz.campaign.run import FuzzOptions, run_fuzz  # lazy: keeps --help at click alone
+    from shapefuzz.systems import targets_for  # lazy: keeps --help at click alone
 
     try:
         targets = targets_for(tuple(systems), tuple(configs))
@@ -140,13 +140,13 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
     if memory_mb < 0:
         raise BadInput(f"--memory-limit {memory_mb}: must be a number of MB, or 0 for no cap")
     try:
-        from shapefuzz.campaign.workers import import_plugins
+        from shapefuzz.campaign.workers import import_plugins  # lazy: keeps --help at click alone
 
         import_plugins(plugins)  # before the generator settings: a plugin may add op families
     except ImportError as e:
         raise BadInput(f"--plugin: cannot import {e.name or plugins} ({e}); check PYTHONPATH") from None
     try:
-        from shapefuzz.strategies.settings import GenSettings
+        from shapefuzz.strategies.settings import GenSettings  # lazy: keeps --help at click alone
 
         gen = GenSettings(families=tuple(families), max_ops=max_ops)
     except ValueError as e:
@@ -155,8 +155,8 @@ def fuzz(systems, configs, budget, max_examples, seed, workers, out, max_ops, fa
                        Path(out), gen, _parse_torch_config(torch_config), timeout, shrink_budget,
                        not no_confirm, quiet, _known(known_files), strict, memory_mb, tuple(plugins),
                        database, progress_log)
-    from shapefuzz.campaign.baseline_cache import default_path
-    from shapefuzz.repro.ab import baseline_from_flags
+    from shapefuzz.campaign.baseline_cache import default_path  # lazy: keeps --help at click alone
+    from shapefuzz.repro.ab import baseline_from_flags  # lazy: keeps --help at click alone
 
     cache = None if no_baseline_cache else Path(baseline_cache) if baseline_cache else default_path()
     opts = dataclasses.replace(opts, baseline=baseline_from_flags(baseline_python, baseline_env), force=force,
@@ -176,7 +176,7 @@ def _per_program(text: str) -> int | None:
 
 
 def _known(files):
-    from shapefuzz.cases.known import load_known
+    from shapefuzz.cases.known import load_known  # lazy: keeps --help at click alone
 
     return load_known(tuple(files))
 
@@ -191,7 +191,7 @@ def _known(files):
 def replay(paths, max_elements, record):
     """Replay case folders or case.json files; exit 0 when each behaves as recorded (for this
     torch release, when the case records it; else as its status says)."""
-    from shapefuzz.cases.corpus import load_case, size_problem
+    from shapefuzz.cases.corpus import load_case, size_problem  # lazy: keeps --help at click alone
 
     cases = []
     for p in paths:
@@ -206,7 +206,7 @@ def replay(paths, max_elements, record):
     import warnings
 
     warnings.filterwarnings("ignore")
-    from shapefuzz.cases.replay import replay_case
+    from shapefuzz.cases.replay import replay_case  # lazy: keeps --help at click alone
 
     bad = 0
     for c in cases:
@@ -216,7 +216,7 @@ def replay(paths, max_elements, record):
         bad += not r.as_recorded
         click.echo(f"{mark} {c.path}: [{c.status}] {c.finding.signature} {state}")
         if record:
-            from shapefuzz.cases.corpus import record_version
+            from shapefuzz.cases.corpus import record_version  # lazy: keeps --help at click alone
 
             click.echo(f"     recorded: {record_version(Path(c.path), r.reproduced)}")
     sys.exit(1 if bad and not record else 0)
@@ -225,7 +225,7 @@ def replay(paths, max_elements, record):
 @cli.command()
 def systems():
     """List every system, the configs it runs by default, and what each named config switches."""
-    from shapefuzz.systems import (
+    from shapefuzz.systems import (  # lazy: keeps --help at click alone
         CONFIGS,
         DEFAULT_CONFIGS,
         OPT_IN,
@@ -233,7 +233,7 @@ def systems():
         targets_for,
         unavailable,
     )
-    from shapefuzz.systems.describe import describe
+    from shapefuzz.systems.describe import describe  # lazy: keeps --help at click alone
 
     every = [(s, c) for s in SYSTEMS for c in CONFIGS[s] + tuple(OPT_IN.get(s, ()))]
     gone = {(k.system, k.config): k.reason for k in unavailable(every)}  # Note [torch names]
@@ -260,7 +260,7 @@ def report(folders, merge, out):
     if merge:
         if out is None:
             raise BadInput("--merge needs --out MERGED, the folder for the merged report")
-        from shapefuzz.report.merge import write_merged
+        from shapefuzz.report.merge import write_merged  # lazy: keeps --help at click alone
 
         written = write_merged(folders, out)
     else:
@@ -269,7 +269,7 @@ def report(folders, merge, out):
         if len(folders) != 1:
             raise BadInput(f"report: give one campaign folder (got {len(folders)}), or "
                            "--merge DIR [DIR ...] --out MERGED")
-        from shapefuzz.report import rerender
+        from shapefuzz.report import rerender  # lazy: keeps --help at click alone
 
         written = rerender(Path(folders[0]))
     click.echo(f"{written / 'report.md'}\n{written / 'report.html'}")
@@ -286,7 +286,7 @@ def report(folders, merge, out):
 @click.option("--force", is_flag=True, help="Overwrite a corpus case of the same name.")
 def promote(case, corpus, name, status, upstream, force):
     """Copy a finding's case folder into the corpus, so the test suite replays it."""
-    from shapefuzz.cases.promote import promote_case
+    from shapefuzz.cases.promote import promote_case  # lazy: keeps --help at click alone
 
     dest = promote_case(case, corpus, name, status, upstream, force)
     click.echo(f"promoted to {dest} (status {status}); `shapefuzz replay {Path(dest).parent}` replays it"
@@ -320,7 +320,12 @@ def known_check(known_files, no_bundled, write, root):
     --write records it."""
     import torch
 
-    from shapefuzz.cases.known import check_known, load_entries, load_file, write_entries
+    from shapefuzz.cases.known import (  # lazy: keeps --help at click alone
+        check_known,
+        load_entries,
+        load_file,
+        write_entries,
+    )
 
     if write and not known_files:
         raise BadInput("--write writes into the --known files; give one (the bundled list: "
@@ -360,7 +365,7 @@ def issue(case):
 
     Exit 0 with the draft; 1 when repro.py does not reproduce on this torch (no draft: it would
     report a bug this torch may not have); 2 when CASE is not a finding folder."""
-    from shapefuzz.report.issue import draft_issue, run_repro
+    from shapefuzz.report.issue import draft_issue, run_repro  # lazy: keeps --help at click alone
 
     run = run_repro(Path(case) / "repro.py") if (Path(case) / "repro.py").is_file() else None
     if run is not None and not run.reproduces:

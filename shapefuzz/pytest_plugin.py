@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from shapefuzz import BadInput
+
 __all__ = ["CorpusItem", "FuzzItem"]
 
 
@@ -81,7 +83,7 @@ class CorpusItem(_Item):
     def __init__(self, *, case_path: Path, **kw):
         super().__init__(**kw)
         self.case_path = Path(case_path)
-        from shapefuzz.cases.corpus import CaseError, load_case
+        from shapefuzz.cases.corpus import CaseError, load_case  # lazy: loaded in every pytest run
 
         try:
             self.case = load_case(self.case_path)
@@ -95,7 +97,7 @@ class CorpusItem(_Item):
     def runtest(self) -> None:
         if self.case is None:
             raise ShapefuzzFailure(f"cannot load the case: {self.load_error}")
-        from shapefuzz.cases.replay import replay_case
+        from shapefuzz.cases.replay import replay_case  # lazy: loaded in every pytest run
 
         r = replay_case(self.case)
         d = self.case_path.parent
@@ -113,11 +115,10 @@ class CorpusItem(_Item):
 
 class FuzzItem(_Item):
     def runtest(self) -> None:
-        from shapefuzz import BadInput
-        from shapefuzz.campaign.run import FuzzOptions, run_fuzz
-        from shapefuzz.cases.known import load_known
-        from shapefuzz.strategies.settings import GenSettings
-        from shapefuzz.systems import targets_for
+        from shapefuzz.campaign.run import FuzzOptions, run_fuzz  # lazy: loaded in every pytest run
+        from shapefuzz.cases.known import load_known  # lazy: loaded in every pytest run
+        from shapefuzz.strategies.settings import GenSettings  # lazy: loaded in every pytest run
+        from shapefuzz.systems import targets_for  # lazy: loaded in every pytest run
 
         opt = self.config.getoption
         try:  # the CLI's defaults: each system's default configs unless configs are named
@@ -133,7 +134,7 @@ class FuzzItem(_Item):
                            force=True,  # a rerun of the test replaces its own earlier campaign
                            command=" ".join(["pytest", *map(shlex.quote, sys.argv[1:])]))
         try:
-            from shapefuzz.repro.ab import baseline_from_flags
+            from shapefuzz.repro.ab import baseline_from_flags  # lazy: loaded in every pytest run
 
             opts = dataclasses.replace(opts, baseline=baseline_from_flags(
                 opt("shapefuzz_baseline_python"), opt("shapefuzz_baseline_env")))

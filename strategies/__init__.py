@@ -20,7 +20,8 @@ from .inputs import data_for, input_spec, input_specs
 from .questions import qprograms
 from .settings import GenSettings
 
-__all__ = ["GenSettings", "data_for", "input_spec", "input_specs", "op_pool", "programs", "programs_from", "qprograms"]
+__all__ = ["GenSettings", "data_for", "input_spec", "input_specs", "op_pool", "programs", "programs_from",
+           "programs_of_kind", "qprograms"]
 
 
 def programs(*, families: tuple[str, ...] = (), max_ops: int = 8, max_rank: int = 3,
@@ -49,6 +50,16 @@ def programs_from(settings: GenSettings) -> st.SearchStrategy[Program]:
     return _programs(settings, ops)
 
 
+def programs_of_kind(kind: str, settings: GenSettings) -> st.SearchStrategy:
+    """The programs of one kind (shapefuzz.program.kinds.KINDS, Note [program kinds]) under
+    `settings`: tensor programs over its ops, question programs of up to twice its max_ops."""
+    return _OF_KIND[kind](settings)
+
+
+def _questions(settings: GenSettings) -> st.SearchStrategy:
+    return qprograms(max_ops=2 * settings.max_ops)
+
+
 @st.composite
 def _programs(draw, settings: GenSettings, ops) -> Program:
     inputs = draw(input_specs(settings))
@@ -75,3 +86,7 @@ def _steer(ctx: GenContext) -> None:
         target(float(len(ctx.data_dependent)), label="data-dependent values")
     except InvalidArgument:
         pass  # outside a @given test (e.g. .example())
+
+
+#: program kind -> its strategy (the kinds' names of shapefuzz.program.kinds.KINDS)
+_OF_KIND = {"tensors": programs_from, "questions": _questions}

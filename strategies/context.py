@@ -15,8 +15,8 @@ import hypothesis.strategies as st
 from shapefuzz.ops import get_op
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.scalar import LARGE_CONSTANTS
-from shapefuzz.program import SYMINT, InputSpec, Instr, Ref, VType
-from shapefuzz.program.interp import make_tensor
+from shapefuzz.program import SYMINT, InputSpec, Instr, Ref, VType, _arg_types, _refs
+from shapefuzz.program.interp import _resolve, make_tensor
 
 from .settings import GenSettings
 
@@ -149,8 +149,6 @@ class GenContext:
 
     # ---- emitting --------------------------------------------------------------------------
     def emit(self, name: str, args: tuple, n_out: int | None = 1) -> tuple[Ref, ...]:
-        from shapefuzz.program.interp import _resolve
-
         op = get_op(name)
         concrete = _resolve(args, self.values)
         try:
@@ -166,8 +164,6 @@ class GenContext:
         return self._record(Instr(name, args, len(outs)), op, outs)
 
     def _record(self, ins: Instr, op, outs) -> tuple[Ref, ...]:
-        from shapefuzz.program import _arg_types, _refs
-
         types = op.out_types(_arg_types(ins.args, self.types), ins.n_out)
         refs = tuple(Ref(len(self.values) + k) for k in range(ins.n_out))
         arg_refs = [r.index for r in _refs(ins.args)]

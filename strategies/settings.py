@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shapefuzz.ops import families
 from shapefuzz.program import DIM_KINDS
 
 __all__ = ["GenSettings"]
@@ -20,8 +21,6 @@ class GenSettings:
     max_numel: int = 512  # no value may hold more elements (Note [bounded sizes])
 
     def __post_init__(self) -> None:
-        from shapefuzz.ops import families
-
         unknown = sorted(set(self.families) - set(families()))
         if unknown:
             raise ValueError(f"unknown op families {unknown}; choose from {families()}")

@@ -35,10 +35,16 @@ from collections.abc import Hashable, Mapping
 from multiprocessing.connection import wait
 from pathlib import Path
 
+import shapefuzz
 from shapefuzz import BadInput
 from shapefuzz.campaign.ab_speed import fastest, improvement_summary, read_samples, speed_summary
-from shapefuzz.oracles.ab import SLOWDOWN, SPEC_PREFIX, mark, slower
+from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
+from shapefuzz.campaign.worker_loop import _worker_main
+from shapefuzz.campaign.workers import WorkerPool
+from shapefuzz.cases.corpus import atomic_write, load_state
+from shapefuzz.oracles.ab import SLOWDOWN, SPEC_PREFIX, improvements, mark, slower
 from shapefuzz.oracles.findings import TORCH_SYSTEMS
+from shapefuzz.program.kinds import load_program
 from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
 
 __all__ = ["ABPool", "Baseline", "Launcher", "check_baseline", "mark", "probe"]
@@ -59,8 +65,6 @@ def spec_line(spec: Baseline, seed: int) -> str:
 def build_info() -> dict:
     """This process's torch: version, file, hashes of SHAPE_FILES; and shapefuzz's folder."""
     import torch
-
-    import shapefuzz
 
     root = os.path.dirname(torch.__file__)
 
@@ -154,8 +158,6 @@ _BOOT = ("import sys; sys.path.insert(0, {root!r}); "
 def baseline_worker(fd: int) -> None:
     """The baseline worker's entry point: the same loop as a candidate worker's."""
     from multiprocessing.connection import Connection
-
-    from shapefuzz.campaign.worker_loop import _worker_main
 
     conn = Connection(fd)
     _worker_main(conn, *conn.recv())
@@ -384,9 +386,6 @@ class ABPool:
 
     def _record(self, jobs, cand, base) -> None:
         """Note [A/B samples]: one line per program."""
-        from shapefuzz.oracles.ab import improvements
-        from shapefuzz.program.kinds import load_program
-
         program = load_program(json.loads(jobs[0].program_json))
         eager = cand[0] if jobs[0].system == "eager" else None
         by_key = {(o.system, o.config): o for o in cand}
@@ -432,8 +431,6 @@ class ABRun:
     def check(self) -> None:
         """Wait for the probe: BadInput when the baseline is unusable or the same build; then
         the samples start afresh unless an unfinished campaign in `out` is being resumed."""
-        from shapefuzz.cases.corpus import atomic_write, load_state
-
         cand, base = check_baseline(self.baseline, started=self.probing)
         self.build = base
         if load_state(self.out) is None:
@@ -444,8 +441,6 @@ class ABRun:
 
     def pool(self, *args, **kwargs) -> ABPool:
         """WorkerPool's arguments, for both sides (the baseline's workers log apart)."""
-        from shapefuzz.campaign.workers import WorkerPool
-
         base = WorkerPool(*args, **{**kwargs, "log_path": str(self.out / "workers-baseline.log")},
                           launch=Launcher(self.baseline))
         cand = None
@@ -464,8 +459,6 @@ class ABRun:
         """Note [baseline cache]: keyed by the checked build and what the workers are told."""
         if self.cache_path is None:
             return None
-        from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
-
         extra = {"torch_config": args[2] if len(args) > 2 else kwargs.get("torch_config"),
                  "plugins": list(kwargs.get("plugins", ()))}
         try:

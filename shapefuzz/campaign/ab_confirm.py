@@ -9,7 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz.cases.corpus import atomic_write, load_case
+from shapefuzz.oracles.ab import ORACLE
 from shapefuzz.repro.ab import Baseline
+from shapefuzz.repro.trial import symptom
 
 __all__ = ["BASELINE_CONFIRM", "BaselineConfirm", "baseline_shows", "mark_rows"]
 
@@ -62,8 +65,6 @@ class BaselineConfirm:
 def _record_baseline(proc: subprocess.Popen, out, case_dir: Path, left_s: float) -> None:
     """The baseline's verdict in BASELINE_CONFIRM; nothing when it did not finish in time (no
     verdict: not pre-existing by this test)."""
-    from shapefuzz.cases.corpus import atomic_write
-
     try:
         proc.wait(timeout=max(0.5, left_s))
     except subprocess.TimeoutExpired:
@@ -74,9 +75,6 @@ def _record_baseline(proc: subprocess.Popen, out, case_dir: Path, left_s: float)
 
 def _needs_baseline(case_dir: Path) -> bool:
     """A one-torch finding not already marked pre-existing (an unreadable case: no)."""
-    from shapefuzz.cases.corpus import load_case
-    from shapefuzz.oracles.ab import ORACLE
-
     try:
         f = load_case(case_dir).finding
     except Exception:  # the confirmation itself reports what is wrong with the case
@@ -88,8 +86,6 @@ def baseline_shows(case_dir: str | Path) -> bool:
     """Whether the finding's repro.py exited 1 under the baseline with the symptom it showed under
     the candidate (its BUG line, repro/trial.symptom: an exit 1 from an unrelated exception is
     not the same bug), Note [pre-existing at confirmation]; False when it was not run."""
-    from shapefuzz.repro.trial import symptom
-
     try:
         theirs = (Path(case_dir) / BASELINE_CONFIRM).read_text()
         mine = (Path(case_dir) / "confirm.txt").read_text()

@@ -31,6 +31,8 @@ from collections.abc import Mapping
 from dataclasses import is_dataclass
 from pathlib import Path
 
+import shapefuzz
+
 __all__ = ["BUILD_ENV", "BaselineCache", "build_key", "default_path", "source_digest"]
 
 #: prefixes of the environment variables that can change what the baseline observes
@@ -46,8 +48,6 @@ def default_path() -> Path:
 
 def source_digest() -> str:
     """shapefuzz's own source (the systems that make an observation are part of it)."""
-    import shapefuzz
-
     root = Path(shapefuzz.__file__).resolve().parent
     h = hashlib.sha256()
     for f in sorted([*root.rglob("*.py"), *(root.parent / "strategies").rglob("*.py")]):

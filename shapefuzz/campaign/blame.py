@@ -1,6 +1,11 @@
-"""The end phase's blame of each finding (Note [blame] in shapefuzz/oracles/findings.py)."""
+"""The end phase's blame of each finding (Note [blame] in shapefuzz/oracles/blame.py)."""
 
 from __future__ import annotations
+
+from shapefuzz.campaign.evaluate import jobs_for
+from shapefuzz.oracles.blame import blame
+from shapefuzz.oracles.findings import TORCH_SYSTEMS
+from shapefuzz.systems import accepts
 
 __all__ = ["blames_of"]
 
@@ -13,10 +18,6 @@ def blames_of(bugs: dict, run_many, failures) -> dict[str, str]:
 
 
 def _blame(bug, run_many) -> str:
-    from shapefuzz.campaign.evaluate import jobs_for
-    from shapefuzz.oracles.findings import TORCH_SYSTEMS, blame
-    from shapefuzz.systems import accepts
-
     ref = None
     if bug.finding.system in TORCH_SYSTEMS and accepts("ref", bug.program.kind):
         jobs = [j for j in jobs_for(bug.program, (("ref", "default"),), 0, 0) if j.system == "ref"]

@@ -6,7 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from shapefuzz import BadInput
+from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.stats import CampaignStats
+from shapefuzz.oracles.findings import Finding
+from shapefuzz.program.kinds import load_program
+from shapefuzz.systems.observation import to_jsonable
 
 __all__ = ["STATE_SCHEMA", "ResumeError", "fingerprint", "restore", "state_of"]
 
@@ -19,8 +23,6 @@ class ResumeError(BadInput):
 
 def fingerprint(cfg: Any) -> dict:
     """What must match for a checkpoint to be resumed: the same programs and targets."""
-    from shapefuzz.systems.observation import to_jsonable
-
     # coverage feedback changes the rounds (Note [coverage feedback]); only named when on, so
     # the checkpoints of campaigns without it keep their fingerprint
     feedback = {"coverage_feedback": True} if getattr(cfg, "coverage_feedback", False) else {}
@@ -29,8 +31,6 @@ def fingerprint(cfg: Any) -> dict:
 
 
 def state_of(camp: Any, finished: bool = False) -> dict:
-    from shapefuzz.systems.observation import to_jsonable
-
     return {
         "schema": STATE_SCHEMA, "kind": "shapefuzz-campaign-state", "finished": finished,
         "fingerprint": fingerprint(camp.cfg), "round": camp.round, "pos": camp.pos,
@@ -51,10 +51,6 @@ def restore(camp: Any, state: dict) -> None:
 
 
 def _restore_unchecked(camp: Any, state: dict) -> None:
-    from shapefuzz.campaign.engine import FoundBug
-    from shapefuzz.oracles.findings import Finding
-    from shapefuzz.program.kinds import load_program
-
     if state.get("kind") != "shapefuzz-campaign-state" or state.get("schema") != STATE_SCHEMA:
         raise ResumeError("campaign-state.json is not a campaign state of this shapefuzz version; "
                           "use another --out")

@@ -43,8 +43,9 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from shapefuzz.cases.corpus import load_case
 from shapefuzz.oracles.findings import SEVERITIES
-from shapefuzz.repro.trial import confirm_reduced
+from shapefuzz.repro.trial import confirm_reduced, worth_reducing
 
 __all__ = ["SCRIPT_ERRORS", "Confirmer", "confirm", "confirm_rank", "script_error"]
 
@@ -59,9 +60,6 @@ def _digest(case_dir: Path) -> str:
 def _reducible(case_dir: Path) -> bool:
     """Whether confirm_reduced (repro/trial.py) may reduce this case's issue form."""
     try:
-        from shapefuzz.cases.corpus import load_case
-        from shapefuzz.repro.trial import worth_reducing
-
         case = load_case(case_dir)
         return case.issue_cut is None and worth_reducing(case)
     except Exception:  # an unreadable case: treated as reducible, the cautious cap

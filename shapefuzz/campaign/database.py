@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
 from shapefuzz import BadInput
+from shapefuzz.program import ProgramError
+from shapefuzz.program.kinds import load_program
 
 __all__ = ["DatabaseError", "Namespaced", "import_shared", "open_database"]
 
@@ -83,9 +85,6 @@ def _redis(url: str) -> ExampleDatabase:
 def import_shared(camp, key: bytes) -> None:
     """Note [shared database] (engine.py): every program another campaign saved under `key` is
     evaluated and its findings recorded as shrunk; one that no longer fails is deleted."""
-    from shapefuzz.program import ProgramError
-    from shapefuzz.program.kinds import load_program
-
     db = camp.cfg.database
     for value in sorted(db.fetch(key)):
         try:

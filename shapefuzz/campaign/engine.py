@@ -43,6 +43,7 @@ from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 from hypothesis.errors import HypothesisException
 
 from shapefuzz.campaign.budget import WallBudget
+from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
 from shapefuzz.campaign.database import import_shared
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
@@ -52,8 +53,10 @@ from shapefuzz.campaign.space import strategy
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
 from shapefuzz.campaign.torchcov import Feedback
+from shapefuzz.oracles import targets_for_finding
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
+from shapefuzz.program.prune import candidates
 from shapefuzz.strategies.settings import GenSettings
 
 __all__ = ["STATE_SCHEMA", "Campaign", "CampaignSettings", "CampaignStats", "FoundBug", "ResumeError",
@@ -78,18 +81,6 @@ class CampaignSettings:
     parallel: int = 1  # programs evaluated at once (the number of workers)
     coverage_feedback: bool = False  # Hypothesis target() on ShapeEnv lines (Note [coverage feedback])
     rotate: int | None = None  # Note [config rotation] (rotation.py): None runs every config
-
-
-@dataclass
-class FoundBug:
-    finding: Finding
-    program: Program
-    evaluation: Evaluation | None  # None when restored from a checkpoint (already saved)
-    count: int = 1
-    first_s: float = 0.0
-    first_program: int = 0
-    shrunk: bool = False
-    error: str = ""  # the traceback of a shrink that raised (Note [step failures], confirming.py)
 
 
 def _n_instrs(program) -> int:
@@ -433,8 +424,6 @@ class Campaign:
     def _involved(self, bug: FoundBug) -> tuple[tuple[str, str], ...]:
         """The targets a finding needs to reproduce (its oracle's `targets`, Note [oracle
         registry])."""
-        from shapefuzz.oracles import targets_for_finding
-
         return targets_for_finding(bug.finding, self.cfg.targets)
 
     def _finish_bug(self, sig: str) -> None:
@@ -450,8 +439,6 @@ class Campaign:
         """Note [pruning] (program/prune.py): the shrunk program without its unused inputs, dead
         instructions and outputs the finding does not need, each step kept when the program
         still shows the finding (at most `tries` evaluations, within the wall budget)."""
-        from shapefuzz.program.prune import candidates
-
         improved = bug.evaluation is not None
         while improved and tries > 0 and self.elapsed() < self.budget.end_s():
             improved = False

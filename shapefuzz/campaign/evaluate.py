@@ -9,6 +9,7 @@ from shapefuzz.oracles import check_all
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Program
 from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems import accepts
 from shapefuzz.systems.jobs import Job
 from shapefuzz.systems.observation import Observation
 
@@ -31,8 +32,6 @@ def jobs_for(program, targets: tuple[tuple[str, str], ...], n_variants: int, see
              rotate: int | None = None) -> list[Job]:
     """An eager job first where eager is the truth (tensor programs, Note [program kinds]);
     `rotate`: the program's share of the configs (Note [config rotation]), None for all."""
-    from shapefuzz.systems import accepts
-
     pj, kind = program.dumps(), kind_of(program)
     mine = [(s, c) for s, c in rotated(pj, targets, rotate) if accepts(s, kind.name)]
     vj = variants_json(program, n_variants, seed)

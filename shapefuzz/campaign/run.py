@@ -8,24 +8,37 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz import BadInput
 from shapefuzz.campaign.ab import ab_report
 from shapefuzz.campaign.ab import start as start_ab
-from shapefuzz.campaign.ab_confirm import mark_rows
+from shapefuzz.campaign.ab_confirm import BaselineConfirm, mark_rows
 from shapefuzz.campaign.blame import blames_of
+from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.confirming import Confirmer, confirm, confirm_rank
-from shapefuzz.campaign.engine import Campaign, CampaignSettings, FoundBug
+from shapefuzz.campaign.database import open_database
+from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.campaign.failures import StepFailures, confirm_all
-from shapefuzz.campaign.progress import CampaignProgress
+from shapefuzz.campaign.progress import CampaignProgress, split_text
 from shapefuzz.campaign.rotation import ROTATE
 from shapefuzz.campaign.space import example_space
 from shapefuzz.campaign.warm_run import exits_1_warm
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
-from shapefuzz.cases.corpus import Case, case_dirname, load_state, save_case, save_state
+from shapefuzz.cases.corpus import (
+    Case,
+    atomic_write,
+    case_dirname,
+    clear_campaign,
+    finished_campaign,
+    load_state,
+    save_case,
+    save_state,
+)
 from shapefuzz.cases.known import fixed_regression, known_note
 from shapefuzz.oracles import get_oracle
 from shapefuzz.report import op_family_counts, write_report
 from shapefuzz.repro import check_source, repro_source
 from shapefuzz.strategies.settings import GenSettings
+from shapefuzz.systems import available
 from shapefuzz.systems.observation import to_jsonable
 from shapefuzz.systems.parser_lock import install as one_parser_at_a_time
 
@@ -112,8 +125,6 @@ def _program_set(out: Path, hashes: list[str]) -> str:
     same seed gives the same set whatever --workers is, Note [parallel rounds])."""
     import hashlib
 
-    from shapefuzz.cases.corpus import atomic_write
-
     text = "".join(h + "\n" for h in sorted(hashes))
     atomic_write(out / "programs.txt", text)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -126,8 +137,6 @@ def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
     if not opts.database:
         return cfg
     from dataclasses import replace
-
-    from shapefuzz.campaign.database import open_database
 
     return replace(cfg, database=open_database(opts.database, example_space(cfg)))
 
@@ -244,8 +253,6 @@ def campaign_cpu(pool) -> dict:
 def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, new: list,
              opts: FuzzOptions) -> str:
     """The final line: off a terminal, the same facts as the live display (progress.py)."""
-    from shapefuzz.campaign.progress import split_text
-
     st = camp.stats
     known = len(findings) - len(new) if not opts.strict else 0
     # Note [pre-existing findings] (oracles/ab.py): they do not fail the run; one may be known too
@@ -323,9 +330,6 @@ def _known_count(camp: Campaign, opts: FuzzOptions) -> int:
 def _claim_out(opts: FuzzOptions) -> None:
     """A finished campaign's --out is not reused silently (its report would be replaced and its
     finding folders mixed with the new ones); an unfinished one resumes (Note [resume])."""
-    from shapefuzz import BadInput
-    from shapefuzz.cases.corpus import clear_campaign, finished_campaign
-
     if finished_campaign(opts.out):
         if not opts.force:
             raise BadInput(f"--out {opts.out} holds a finished campaign; give another --out, or "
@@ -352,8 +356,6 @@ def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
     """Note [background confirmation]: a finding is confirmed as soon as its case is final; Note
     [warm confirmation]: a known upstream issue's repro.py runs in a fork of a warm interpreter;
     Note [pre-existing at confirmation] (ab_confirm.py): in A/B mode, under the baseline too."""
-    from shapefuzz.campaign.ab_confirm import BaselineConfirm
-
     one_parser_at_a_time()  # before its threads start (Note [one parser at a time])
     fn = BaselineConfirm(opts.baseline, confirm) if opts.baseline else confirm
     return Confirmer(fn, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm,
@@ -365,9 +367,6 @@ def drop_unavailable(opts: FuzzOptions) -> FuzzOptions:
     with one line on stderr and recorded in report.json, named by the user or not; when none is
     left the campaign is bad input (exit 2), before anything is written."""
     from dataclasses import replace
-
-    from shapefuzz import BadInput
-    from shapefuzz.systems import available
 
     targets, skips = available(opts.targets)
     for k in skips:

@@ -19,12 +19,12 @@ import os
 import sys
 from pathlib import Path
 
+from shapefuzz.campaign.template import context
+
 __all__ = ["exits_1_warm"]
 
 
 def exits_1_warm(case_dir: Path, timeout_s: float) -> bool:
-    from shapefuzz.campaign.template import context
-
     script, log = Path(case_dir) / "repro.py", Path(case_dir) / "confirm.txt"
     proc = context("forkserver").Process(target=_run_script, args=(str(script), str(log)), daemon=True)
     proc.start()

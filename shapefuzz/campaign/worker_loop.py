@@ -18,6 +18,7 @@ from shapefuzz.campaign.timing import install_job_timer
 from shapefuzz.campaign.torchcov import CovSampler
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import Observation
+from shapefuzz.systems.patching import state_drift, torch_state
 
 __all__ = ["apply_torch_config", "import_plugins"]
 
@@ -56,15 +57,12 @@ DYNAMO_FREE = frozenset({"eager", "ref", "torch-env"})
 
 
 def _torch_state(dynamo: bool = True) -> dict:
-    from shapefuzz.systems.patching import torch_state
-    from shapefuzz.systems.torch_toggles import PATCH_TARGETS
+    from shapefuzz.systems.torch_toggles import PATCH_TARGETS  # lazy: torch after the log redirect
 
     return torch_state(PATCH_TARGETS, dynamo)
 
 
 def _drift(start: dict, job: Job) -> list[str]:
-    from shapefuzz.systems.patching import state_drift
-
     dynamo = job.system not in DYNAMO_FREE
     return state_drift(start, _torch_state(dynamo), partial=not dynamo)
 
@@ -72,8 +70,8 @@ def _drift(start: dict, job: Job) -> list[str]:
 def _warm_up() -> None:
     """The first make_fx trace in a process pays for lazy imports and caches (seconds under
     load). Paying it here keeps the per-program timeout about the program, not the worker."""
-    import shapefuzz.systems.export
-    import shapefuzz.systems.make_fx  # noqa: F401
+    import shapefuzz.systems.export  # lazy: the warm-up's torch, in workers only
+    import shapefuzz.systems.make_fx  # noqa: F401  # lazy: the warm-up's torch, in workers only
 
     run_job(Job(_WARM_UP, "eager", "default", "[]"))
     run_job(Job(_WARM_UP, "make_fx", "default", "[]"))

@@ -64,7 +64,7 @@ from shapefuzz.campaign.memory import process_cpu_s
 from shapefuzz.campaign.template import context, start_template
 from shapefuzz.campaign.timing import SystemTimes
 from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage, tracing
-from shapefuzz.campaign.worker_loop import _worker_main, import_plugins
+from shapefuzz.campaign.worker_loop import _drift, _torch_state, _worker_main, import_plugins
 from shapefuzz.systems.jobs import Job, run_job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
 from shapefuzz.systems.patching import torch_owned
@@ -316,8 +316,6 @@ class WorkerPool:
         if job.system not in TORCH_LOCAL:
             return None
         if self._cov is None:
-            from shapefuzz.campaign.worker_loop import _torch_state
-
             self._local_state = _torch_state(dynamo=False)
             self._cov = CovSampler()
         return self._cov
@@ -336,8 +334,6 @@ class WorkerPool:
         Dynamo-free check: 0.2 ms a job). A job that leaves torch's state changed is reported as
         a worker's would be, and its system's later jobs go to workers, whose state a restart
         makes fresh; this process cannot be restarted."""
-        from shapefuzz.campaign.worker_loop import _drift, _torch_state
-
         drift = _drift(self._local_state, job)
         if drift:
             self._report_bug(f"{job.system}:{job.config} left torch state changed in the campaign "

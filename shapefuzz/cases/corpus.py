@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz import BadInput
+from shapefuzz.cases import versions
 from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
+from shapefuzz.program.kinds import kind_of, load_program
+from shapefuzz.systems import CONFIGS, SYSTEMS
 from shapefuzz.systems.observation import to_jsonable
 
 __all__ = [
@@ -176,8 +179,6 @@ def _case_from_json(obj: Any, where: str) -> Case:
     for k, t in _FINDING_FIELDS.items():
         if not isinstance(f.get(k), t) or isinstance(f.get(k), bool):
             raise CaseError(f"finding.{k} must be a {t.__name__}")
-    from shapefuzz.systems import CONFIGS, SYSTEMS
-
     if f["system"] not in SYSTEMS:
         raise CaseError(f"unknown system {f['system']!r}; known: {', '.join(SYSTEMS)}")
     if f["config"] not in CONFIGS.get(f["system"], ()):
@@ -189,8 +190,6 @@ def _case_from_json(obj: Any, where: str) -> Case:
         if not _NAME.fullmatch(f[k]):
             raise CaseError(f"finding.{k} {f[k][:60]!r} is not a name (letters, digits, - _ . : =)")
     finding = Finding.from_json({k: f[k] for k in (*_FINDING_FIELDS, "signature_fields") if k in f})
-    from shapefuzz.program.kinds import kind_of, load_program
-
     program = load_program(obj.get("program"))
     ri = obj.get("replay_inputs")
     replay = None
@@ -260,12 +259,10 @@ def _cut_from_json(obj: Any, program) -> IssueCut | None:
 def record_version(folder: Path, reproduces: bool) -> str:
     """Write into folder/case.json whether the case reproduces on the running torch release
     (Note [versions of a case]); the rest of the file is kept as it is. Returns what it wrote."""
-    from shapefuzz.cases.versions import running_release
-
     p = folder / "case.json"
     obj = json.loads(p.read_bytes())
     _case_from_json(obj, str(folder))  # a file this module would refuse is not rewritten
-    rel = running_release()
+    rel = versions.running_release()
     obj["versions"] = {**obj.get("versions", {}), rel: "reproduces" if reproduces else "fixed"}
     atomic_write(p, json.dumps(obj, indent=1, sort_keys=True))
     return f"{rel}: {obj['versions'][rel]}"

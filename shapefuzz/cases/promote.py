@@ -21,7 +21,7 @@ class PromoteError(BadInput):
 def promote_case(case_path: str | Path, corpus: str | Path, name: str = "", status: str = "bug",
                  upstream: str = "", force: bool = False) -> Path:
     """Copy the case into corpus/<name> with the given status; returns the new folder."""
-    from shapefuzz.repro import write_scripts
+    from shapefuzz.repro import write_scripts  # lazy: repro is above cases (UPWARD)
 
     if status not in STATUSES:
         raise PromoteError(f"--status {status!r}: must be one of {', '.join(STATUSES)}")

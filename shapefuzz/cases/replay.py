@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from shapefuzz.cases import versions
 from shapefuzz.cases.corpus import Case
-from shapefuzz.oracles import check_all
+from shapefuzz.oracles import check_all, targets_for_finding
 from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems import CONFIGS
 from shapefuzz.systems.jobs import Job, run_job
+from shapefuzz.systems.needs import available
 from shapefuzz.systems.observation import to_jsonable
 
 __all__ = ["ReplayResult", "every_target", "observe_case", "replay_case", "targets_of",
@@ -26,9 +29,7 @@ class ReplayResult:
     def as_recorded(self) -> bool:
         """What the case records for the running torch release (Note [versions of a case]), else
         its status: bug / known-upstream cases must reproduce; fixed ones must not."""
-        from shapefuzz.cases.versions import running_release
-
-        return self.reproduced == self.case.expected_to_reproduce(running_release())
+        return self.reproduced == self.case.expected_to_reproduce(versions.running_release())
 
 
 def torch_config_applied(pairs):
@@ -43,17 +44,12 @@ def every_target() -> tuple[tuple[str, str], ...]:
     """Every (system, config) the running torch can run: the universe a replay picks its
     oracle's targets from (a config whose torch names this release lacks is left out, as a
     campaign skips it: systems/needs.py)."""
-    from shapefuzz.systems import CONFIGS
-    from shapefuzz.systems.needs import available
-
     return available(tuple((s, c) for s, cs in CONFIGS.items() for c in cs))[0]
 
 
 def targets_of(case: Case) -> list[tuple[str, str]]:
     """The observations the recorded oracle compares (Note [oracle registry]); a config a case
     names that is no longer known still replays alone."""
-    from shapefuzz.oracles import targets_for_finding
-
     f = case.finding
     return list(targets_for_finding(f, every_target()) or ((f.system, f.config),))
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from shapefuzz.program import SYMINT, ProgramError, VType
+from shapefuzz.ir import SYMINT, ProgramError, VType
 
 __all__ = [
     "INT_LIKE",

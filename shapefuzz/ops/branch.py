@@ -45,6 +45,7 @@ from torch.fx.experimental.symbolic_shapes import (
     statically_known_true,
 )
 
+from shapefuzz.ir import SYMINT, ProgramError
 from shapefuzz.ops.base import (
     Op,
     expect_choice,
@@ -56,7 +57,6 @@ from shapefuzz.ops.base import (
 )
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.scalar import COMPARE, NEGATE, sym_compare
-from shapefuzz.program import SYMINT, ProgramError
 
 __all__ = ["MODES", "PATTERNS", "Branch"]
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import torch
 
+from shapefuzz.ir import ProgramError, VType
 from shapefuzz.ops.base import Op, expect_choice, expect_int, expect_tensor, register
 from shapefuzz.ops.choices import sampled_from
-from shapefuzz.program import ProgramError, VType
 
 __all__ = ["ARMS", "CMPS"]
 

@@ -7,9 +7,9 @@ import math
 
 import hypothesis.strategies as st
 
+from shapefuzz.ir import ProgramError, VType
 from shapefuzz.ops.base import Op, expect_dim, expect_tensor, register
 from shapefuzz.ops.layout import expect_ints, expect_perm, pick_tensor_dim, tup
-from shapefuzz.program import ProgramError, VType
 
 __all__: list[str] = []
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import torch
 
+from shapefuzz.ir import SYMINT, ProgramError, VType
 from shapefuzz.ops.base import Op, expect_int, expect_tensor, register
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.layout import expect_ints, tup
-from shapefuzz.program import SYMINT, ProgramError, VType
 
 __all__: list[str] = []
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hypothesis.strategies as st
 
+from shapefuzz.ir import SYMINT, ProgramError, VType
 from shapefuzz.ops.base import Op, expect_int, expect_tensor, get_op, register
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.datadep import _data_dependent_count
 from shapefuzz.ops.scalar import COMPARE
-from shapefuzz.program import SYMINT, ProgramError, VType
 
 __all__: list[str] = []
 

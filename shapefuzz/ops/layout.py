@@ -6,9 +6,9 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import torch
 
+from shapefuzz.ir import ProgramError, VType
 from shapefuzz.ops.base import Op, expect_dim, expect_int, expect_tensor, register
 from shapefuzz.ops.choices import sampled_from
-from shapefuzz.program import ProgramError, VType
 
 __all__ = ["infer_size", "pick_tensor_dim", "tup"]
 

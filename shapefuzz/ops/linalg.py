@@ -12,10 +12,10 @@ import hypothesis.strategies as st
 import torch
 import torch.nn.functional as F
 
+from shapefuzz.ir import ProgramError, VType
 from shapefuzz.ops.base import Op, expect_choice, expect_tensor, get_op, register
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.pointwise import broadcast_shapes
-from shapefuzz.program import ProgramError, VType
 
 __all__: list[str] = []
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import torch
 
+from shapefuzz.ir import ProgramError, VType
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_tensor, register
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.layout import pick_tensor_dim
-from shapefuzz.program import ProgramError, VType
 
 __all__ = ["broadcast_shapes"]
 

@@ -8,9 +8,9 @@ import warnings
 import hypothesis.strategies as st
 import torch
 
+from shapefuzz.ir import SYMINT, ProgramError
 from shapefuzz.ops.base import Op, expect_choice, expect_dim, expect_int, expect_tensor, register
 from shapefuzz.ops.choices import sampled_from
-from shapefuzz.program import SYMINT, ProgramError
 
 __all__ = ["BINOPS", "COMPARE", "LARGE_CONSTANTS", "NEGATE", "constant", "sym_compare"]
 

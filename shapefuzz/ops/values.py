@@ -15,10 +15,10 @@ from __future__ import annotations
 import hypothesis.strategies as st
 import torch
 
+from shapefuzz.ir import SYMINT, ProgramError, VType
 from shapefuzz.ops.base import Op, expect_choice, expect_int, expect_tensor, register
 from shapefuzz.ops.choices import sampled_from
 from shapefuzz.ops.scalar import COMPARE, sym_compare
-from shapefuzz.program import SYMINT, ProgramError, VType
 
 __all__ = ["COND_INT_MODES", "COND_TENSOR_MODES"]
 

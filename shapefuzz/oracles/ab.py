@@ -35,7 +35,15 @@ import difflib
 import re
 
 from shapefuzz.oracles.agreement import signature
-from shapefuzz.oracles.base import BASELINE, CheckInput, Oracle, all_oracles, register
+from shapefuzz.oracles.base import (
+    BASELINE,
+    CheckInput,
+    Oracle,
+    all_oracles,
+    check_all,
+    get_oracle,
+    register,
+)
 from shapefuzz.oracles.findings import TORCH_SYSTEMS, Finding
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.systems.observation import Observation, compare_runs
@@ -111,7 +119,7 @@ def _canon(text: str, ren: dict[str, str]) -> str:
 def _equivalent(a: str, b: str) -> bool:
     """Two boolean expressions are the same question (z3 proves each from the other)."""
     try:
-        from shapefuzz.systems.prover.smt import parse, prove
+        from shapefuzz.systems.prover.smt import parse, prove  # lazy: registry import stays z3-free
 
         ea, eb = parse(a), parse(b)
         return prove([ea], eb).proved and prove([eb], ea).proved
@@ -140,8 +148,6 @@ def _cls(d) -> str:
 def _default_replay_input(name: str) -> bool:
     """The inner finding's replay index points into the observation's replays (not, say, into
     its z3 verdicts), so it means the same for an A/B finding."""
-    from shapefuzz.oracles.base import get_oracle
-
     return get_oracle(name).replay_input is Oracle.__dataclass_fields__["replay_input"].default
 
 
@@ -201,7 +207,7 @@ def _holds(text: str, subs: dict) -> bool | None:
     raises on it."""
     import sympy
 
-    from shapefuzz.systems.prover.smt import parse
+    from shapefuzz.systems.prover.smt import parse  # lazy: registry import stays z3-free
 
     try:
         e = parse(text)
@@ -303,7 +309,7 @@ def _z3_guards(cand, base, spec, wrong_facts=()) -> list[Finding]:
     try:
         import sympy
 
-        from shapefuzz.systems.prover.smt import parse, prove
+        from shapefuzz.systems.prover.smt import parse, prove  # lazy: registry import stays z3-free
 
         v = prove([parse(x) for x in fc], sympy.And(*[parse(x) for x in fb]))
     except Exception:  # untranslatable guards (sympy, z3 errors): nothing shown
@@ -326,7 +332,7 @@ def _false_claim(cand, ren: dict[str, str], values: dict[str, int]) -> str:
     """The first claim of the candidate that evaluates against its answer under `values`."""
     import sympy
 
-    from shapefuzz.systems.prover.smt import parse
+    from shapefuzz.systems.prover.smt import parse  # lazy: registry import stays z3-free
 
     subs = {sympy.Symbol(n, integer=True): x for n, x in values.items()}
     for d in cand.decisions:
@@ -423,8 +429,6 @@ def baseline_view(c: CheckInput) -> tuple[Observation, ...]:
 def _mark_pre_existing(c: CheckInput, found: list[Finding]) -> list[Finding]:
     if not any(f.oracle != ORACLE for f in found) or not any(o.system.endswith(BASELINE) for o in c.observations):
         return found  # nothing to judge, or not an A/B campaign
-    from shapefuzz.oracles.base import check_all
-
     theirs = {_same_bug(f) for f in check_all(c.program, c.eager, baseline_view(c))}
     return [dataclasses.replace(f, pre_existing=True) if f.oracle != ORACLE and _same_bug(f) in theirs else f
             for f in found]

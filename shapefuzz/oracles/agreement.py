@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
-from shapefuzz.oracles.signature import Signature, mismatch_shape, root_where
+from shapefuzz.oracles.signature import Signature, make_signature, mismatch_shape, root_where
 from shapefuzz.systems.observation import Observation, RunResult, compare_runs
 
 __all__ = ["eager_agreement", "first_wrong", "is_assert_rejection", "root_signature", "signature"]
@@ -21,8 +21,6 @@ def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str =
     """The Signature of a finding (shapefuzz/oracles/signature.py, Note [signature]); `expr` is the
     expression involved (or `shape` its normalized shape), `systems`/`config` override the
     observation's (differentials)."""
-    from shapefuzz.oracles.signature import make_signature
-
     return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
                           expr=expr, shape=shape)
 

@@ -202,7 +202,7 @@ def _outside_supported(f: Finding) -> Finding:
     patch of torch can make is low, and says so."""
     from dataclasses import replace
 
-    from shapefuzz.systems.torch_toggles import unsupported_settings
+    from shapefuzz.systems.torch_toggles import unsupported_settings  # lazy: torch-free registry
 
     patched = unsupported_settings(f.system, f.config)
     if not patched:

@@ -17,7 +17,7 @@ Understood, systematic differences are listed once in KNOWN_DIFFERENCES."""
 
 from __future__ import annotations
 
-from shapefuzz.oracles.agreement import signature
+from shapefuzz.oracles.agreement import eager_agreement, signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.oracles.observable import observable_mismatch
@@ -180,8 +180,7 @@ def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation], pr
 def _baseline_wrong(base: Observation, program, eager) -> str:
     """The first finding eager (or, for a question program, its own truth) has against the
     baseline observation, as a summary, or ""."""
-    from shapefuzz.oracles.agreement import eager_agreement
-    from shapefuzz.oracles.truth import truth_agreement
+    from shapefuzz.oracles.truth import truth_agreement  # lazy: truth registers after this oracle
 
     if eager is not None:
         found = eager_agreement(eager, base, frozenset()) if base.artifact is not None or \
@@ -201,8 +200,8 @@ def _baseline_wrong(base: Observation, program, eager) -> str:
 def bisect_toggles(base: Observation, obs: Observation, program, diverging: bool) -> list[str]:
     """The minimal list of config parts (e.g. ["on:expr-cache"]) that, applied on top of the
     baseline's config, reproduce a difference from it; [] when the full set does not."""
-    from shapefuzz.systems.ref.settings import toggle_parts
-    from shapefuzz.systems.ref.system import RefSystem
+    from shapefuzz.systems.ref.settings import toggle_parts  # lazy: no system at top (test_layers)
+    from shapefuzz.systems.ref.system import RefSystem  # lazy: registry import stays z3-free
 
     memo: dict[frozenset, bool] = {}
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.buckets import expr_class, one_per_bucket, valid_until
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.program.questions import truth
@@ -41,8 +42,6 @@ def across_configs(program, observations, eager: Observation | None = None) -> l
     under the default config (or the first config that shows it); a config-specific one under
     its own config (Note [signature]: the config delta stays in the signature). A tensor
     program is judged only when eager runs it (its checks hold, so the facts are true)."""
-    from shapefuzz.oracles.spurious_dde import one_per_bucket
-
     if kind_of(program).has_eager and (eager is None or eager.outcome.kind != "ok"):
         return []
     judge = tensor_findings if kind_of(program).has_eager else history_findings
@@ -53,8 +52,6 @@ def tensor_findings(program, obs: Observation) -> list[Finding]:
     """A tensor trace's replays (Note [tensor history replay] in shapefuzz.systems.trace_history):
     the fresh claim must also be the concrete answer at the run's values (a size-oblivious one
     assumes sizes >= 2 by design, and is not)."""
-    from shapefuzz.oracles.spurious_dde import expr_class
-
     for r in obs.history:
         kind = stale(r.live, r.fresh)
         if not kind or not _concretely(r):
@@ -81,8 +78,6 @@ def _concretely(r) -> bool:
 
 
 def history_findings(program, obs: Observation) -> list[Finding]:
-    from shapefuzz.oracles.spurious_dde import expr_class, valid_until
-
     answers = truth(program).answers
     for r in obs.history:
         kind = stale(r.live, r.fresh)

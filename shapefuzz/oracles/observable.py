@@ -52,7 +52,7 @@ def _artifact_mismatch(base: Observation, obs: Observation) -> str | None:
 def facts_mismatch(base: Observation, obs: Observation, timeout_ms: int = TIMEOUT_MS) -> str | None:
     """A guard or assert of one side that the other side's guards and asserts do not imply (z3,
     with each side's input axioms), or None."""
-    from shapefuzz.systems.prover import SmtSettings
+    from shapefuzz.systems.prover import SmtSettings  # lazy: registry import stays z3-free
 
     settings = SmtSettings(timeout_ms=timeout_ms)
     for one, other in ((base, obs), (obs, base)):
@@ -72,7 +72,7 @@ def _axioms(o: Observation) -> list[str]:
 
 
 def _not_implied(have: list[str], want: list[str], axioms: list[str], settings) -> str:
-    from shapefuzz.systems.prover import parse, prove
+    from shapefuzz.systems.prover import parse, prove  # lazy: registry import stays z3-free
 
     known = set(have)
     if all(text in known for text in want):

@@ -146,7 +146,7 @@ class _Analysis:
         from torch.utils._sympy.numbers import int_oo
         from torch.utils._sympy.value_ranges import ValueRanges
 
-        from shapefuzz.systems.prover import Compiled
+        from shapefuzz.systems.prover import Compiled  # lazy: registry import stays z3-free
 
         e = read_expr(expr)
         self.e = e.args[0] if isinstance(e, sympy.Not) else e
@@ -287,7 +287,10 @@ class _Analysis:
         return _decided_by_difference(type(e).__name__, d)
 
     def _proves(self, claim, facts=None) -> bool:
-        from shapefuzz.systems.prover import SmtSettings, prove
+        from shapefuzz.systems.prover import (  # lazy: registry import stays z3-free
+            SmtSettings,
+            prove,
+        )
 
         self.queries += 1
         if self.queries > MAX_QUERIES or (time.perf_counter() - self.t0) * 1000 > MAX_MS:
@@ -416,7 +419,11 @@ def assumption_bucket(claim: str, k: Knowledge) -> str:
 
 @lru_cache(maxsize=512)
 def _assumption_bucket(claim: str, k: Knowledge) -> str:
-    from shapefuzz.systems.prover import Compiled, SmtSettings, prove
+    from shapefuzz.systems.prover import (  # lazy: registry import stays z3-free
+        Compiled,
+        SmtSettings,
+        prove,
+    )
 
     try:
         c = read_expr(claim)

@@ -36,6 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shapefuzz.program import ProgramError
+
 __all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature", "mismatch_shape",
            "root_where"]
 
@@ -153,8 +155,7 @@ def root_where(op: str, aten: str = "", family: str = "") -> str:
     if not op:
         return ""
     if not family:
-        from shapefuzz.ops import get_op
-        from shapefuzz.program import ProgramError
+        from shapefuzz.ops import get_op  # lazy: registry import stays torch-free
 
         try:
             family = get_op(op).family

@@ -9,6 +9,7 @@ timeout are verdicts, counted in the report, never findings and never passes.
 
 from __future__ import annotations
 
+from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
 
@@ -23,8 +24,6 @@ def smt_findings(program, obs) -> list[Finding]:
     """A finding per confirmed refutation (a DDE the facts decide is shapefuzz.oracles.spurious_dde's
     finding, from the same records). The replay input of a tensor
     program's finding is obs.smt[i].replay; run.py reads it through replay_of()."""
-    from shapefuzz.oracles.agreement import signature
-
     out = []
     for i, c in enumerate(getattr(obs, "smt", ())):
         if c.oracle == "spurious-dde":
@@ -63,7 +62,10 @@ def _shape(claim: str) -> str:
 def _claim_bucket(claim: str, obs) -> str:
     """The assumption torch made for a wrong claim (Note [root cause bucket]), "" when none of
     the listed ones explains it."""
-    from shapefuzz.oracles.root_cause import assumption_bucket, knowledge
+    from shapefuzz.oracles.root_cause import (  # lazy: registry import stays sympy-free
+        assumption_bucket,
+        knowledge,
+    )
 
     return assumption_bucket(claim, knowledge(obs))
 

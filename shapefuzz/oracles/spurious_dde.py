@@ -44,6 +44,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.buckets import expr_class, one_per_bucket, valid_until
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.systems.observation import Observation
 
@@ -53,7 +54,6 @@ ORACLE = "spurious-dde"
 KIND = "completeness"
 #: the torch call a question program's DDE came from, by question mode
 _RAISER = {"bool": "bool", "size_oblivious": "guard_size_oblivious"}
-_FUNCTIONS = {"floor": "FloorDiv", "CleanDiv": "FloorDiv", "Abs": "Abs"}
 
 
 def spurious_dde(program, observations, eager: Observation | None = None) -> list[Finding]:
@@ -84,32 +84,12 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
 def root_bucket(claim: str, obs: Observation) -> str:
     """The finding's shape: the root cause (Note [root cause bucket] in oracles/root_cause.py),
     or the whole expression's class when that analysis cannot tell."""
-    from shapefuzz.oracles.root_cause import dde_bucket, knowledge
+    from shapefuzz.oracles.root_cause import (  # lazy: registry import stays sympy-free
+        dde_bucket,
+        knowledge,
+    )
 
     return dde_bucket(claim, knowledge(obs)) or expr_class(claim)
-
-
-def one_per_bucket(findings: list[Finding]) -> list[Finding]:
-    """The first finding of each (symptom, shape, where) bucket, the default config's first:
-    one program meets a config-independent incompleteness under every config."""
-    findings = sorted(findings, key=lambda f: f.config != "default")  # stable: keeps the order
-    seen, out = set(), []
-    for f in findings:
-        key = (f.signature.symptom, f.signature.shape, f.signature.where)
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
-
-
-def valid_until(program, k: int) -> bool:
-    """Every fact the program states before its question k holds concretely (a false one is
-    an invalid program: from contradicting facts z3 proves anything)."""
-    from shapefuzz.program.questions import truth
-
-    asks = program.asks()
-    bad = truth(program).failed_check
-    return k < len(asks) and (bad is None or bad > asks[k])
 
 
 def _verdict(obs: Observation):
@@ -137,28 +117,6 @@ def _ref_evidence(program, ref: Observation | None, obs: Observation) -> str:
         return ""
     d = ref.decisions[k]
     return "" if d.how == "fallback" else f"ref answers question {k} ({d.expr}): {d.answer} ({d.how})"
-
-
-def expr_class(text: str) -> str:
-    """The expression's class, its signature shape: the relation (Eq for == / !=, Cmp for
-    orderings) and the functions in it, with `nonlinear` for a product or power of symbols, so
-    Min/Max, Mod/PythonMod and FloorDiv land in separate buckets: `Cmp[FloorDiv,nonlinear]`."""
-    import sympy
-
-    from shapefuzz.systems.prover import parse
-
-    try:
-        e = parse(text)
-    except Exception:
-        return "?"
-    rel = "Eq" if isinstance(e, (sympy.Eq, sympy.Ne)) else "Cmp" if e.is_Relational else type(e).__name__
-    fns, nonlinear = set(), False
-    for x in sympy.preorder_traversal(e):
-        if isinstance(x, sympy.Function) or type(x).__name__ in ("Max", "Min"):  # a LatticeOp
-            fns.add(_FUNCTIONS.get(type(x).__name__, type(x).__name__))
-        elif (x.is_Mul and sum(1 for a in x.args if a.free_symbols) > 1) or (x.is_Pow and x.base.free_symbols):
-            nonlinear = True
-    return f"{rel}[{','.join(sorted(fns) + (['nonlinear'] if nonlinear else []))}]"
 
 
 def _facts_text(obs: Observation) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding
+from shapefuzz.program import Ref
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.systems.observation import Observation
 
@@ -56,7 +57,7 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
     """Oracle 4 by sampling (shapefuzz.systems.qreplay): under other values that satisfy every
     guard and assert, every claim must still hold and every value expression still evaluate to
     the concrete value."""
-    from shapefuzz.systems.qreplay import with_values
+    from shapefuzz.systems.qreplay import with_values  # lazy: registry import stays sympy-free
 
     if obs.outcome.kind != "ok":
         return []
@@ -118,8 +119,6 @@ def _wrong_at(program: QProgram, obs: Observation, k: int) -> str:
     to build it, named by the program op and the head of each operand's expression (what torch's
     simplification rules look at): `(a // b) // c` folded with a negative c is
     `wrong[//(FloorDiv,sym)]` whatever a, b and the values are. "" when it cannot tell."""
-    from shapefuzz.program import Ref
-
     ins = next((i for i, n in program.definitions() if n == k), None)
     if ins is None:
         return ""
@@ -131,7 +130,7 @@ def _wrong_at(program: QProgram, obs: Observation, k: int) -> str:
 
 def _head(obs: Observation, x, ref_type) -> str:
     """An operand's kind: const, sym, or the head function of its expression (FloorDiv, Add ...)."""
-    from shapefuzz.oracles.read_expr import read_expr
+    from shapefuzz.oracles.read_expr import read_expr  # lazy: registry import stays sympy-free
 
     if not isinstance(x, ref_type):
         return "const"
@@ -144,8 +143,6 @@ def _head(obs: Observation, x, ref_type) -> str:
 
 def _question(program: QProgram, obs: Observation, k: int) -> str:
     """Question k as torch was asked it: its comparison over the values' expressions."""
-    from shapefuzz.program import Ref
-
     _, cmp, a, b = program.instrs[program.asks()[k]].args
     if any(isinstance(x, Ref) and x.index >= len(obs.out_exprs) for x in (a, b)):
         return ""
@@ -155,7 +152,10 @@ def _question(program: QProgram, obs: Observation, k: int) -> str:
 
 def _assumed(obs: Observation, expr: str, answer: str) -> str:
     """`assumes[...]` for the claim `expr` is `answer` (shapefuzz/oracles/root_cause.py)."""
-    from shapefuzz.oracles.root_cause import assumption_bucket, knowledge
+    from shapefuzz.oracles.root_cause import (  # lazy: registry import stays sympy-free
+        assumption_bucket,
+        knowledge,
+    )
 
     claim = {"True": expr, "False": f"Not({expr})"}.get(answer, f"Eq({expr}, {answer})")
     return assumption_bucket(claim, knowledge(obs))

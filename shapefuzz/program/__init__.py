@@ -14,12 +14,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from shapefuzz import BadInput
+from shapefuzz.ir import SYMINT, ProgramError, VType  # below ops and programs (shapefuzz/ir.py)
 
 __all__ = [
     "DIM_KINDS",
     "DTYPES",
     "SCHEMA_VERSION",
+    "SYMINT",
     "InputSpec",
     "Instr",
     "Program",
@@ -34,10 +35,6 @@ DTYPES = ("float", "int", "bool")
 MAX_ABS_INT = 2**40  # larger literals are rejected on load: they only appear in hostile files
 
 
-class ProgramError(BadInput):
-    """A program (usually one loaded from a file) is malformed. The message says what and where."""
-
-
 @dataclass(frozen=True, slots=True)
 class Ref:
     index: int
@@ -47,22 +44,6 @@ class Ref:
 
 
 Arg = int | float | bool | None | str | Ref | tuple
-
-
-@dataclass(frozen=True, slots=True)
-class VType:
-    """Static type of a value: a tensor of a dtype and rank, or a SymInt ('int')."""
-
-    kind: str  # "tensor" | "int"
-    dtype: str = ""
-    rank: int = 0
-
-    @staticmethod
-    def tensor(dtype: str, rank: int) -> VType:
-        return VType("tensor", dtype, rank)
-
-
-SYMINT = VType("int")
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +93,7 @@ class Program:
 
     def types(self) -> list[VType]:
         """Type-check the program and return the type of every value; raises ProgramError."""
-        from shapefuzz.ops import get_op
+        from shapefuzz.ops import get_op  # lazy: the ops import torch (+1 s)
 
         types: list[VType] = [i.vtype for i in self.inputs]
         for pos, (ins, _defs) in enumerate(self.definitions()):
@@ -141,7 +122,7 @@ class Program:
     def undefined_data(self) -> frozenset[int]:
         """Values whose element data is unspecified (torch.empty and what flows from it):
         only their shapes may be compared."""
-        from shapefuzz.ops import get_op
+        from shapefuzz.ops import get_op  # lazy: the ops import torch (+1 s)
 
         bad: set[int] = set()
         for ins, defs in self.definitions():
@@ -169,11 +150,6 @@ class Program:
             lines.append(f"{lhs} = {ins.op}({', '.join(_fmt_arg(a) for a in ins.args)})")
         lines.append("return " + ", ".join(f"v{o}" for o in self.outputs))
         return "\n".join(lines)
-
-    def to_python(self, **kw: Any) -> str:
-        from shapefuzz.program.codegen import program_to_python
-
-        return program_to_python(self, **kw)
 
     # ---- JSON ------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -327,7 +303,7 @@ def _input_from_json(k: int, x: Any) -> InputSpec:
 
 
 def _instr_from_json(k: int, x: Any) -> Instr:
-    from shapefuzz.ops import get_op
+    from shapefuzz.ops import get_op  # lazy: the ops import torch (+1 s)
 
     if not isinstance(x, dict):
         raise ProgramError(f"instruction {k} must be an object")

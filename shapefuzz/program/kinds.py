@@ -1,11 +1,12 @@
 """Program kinds behind one protocol: tensor programs (shapefuzz.program) and question programs
 (shapefuzz.program.questions).
 
-Note [program kinds]: a kind says how its programs are read and written, generated, judged
-(tensor programs by an eager run, question programs by the truth they carry, Note [question
-truth]), varied (fresh inputs for the replay oracles), and which extra observations a run adds.
-Code outside this module asks the program's kind (`kind_of`) instead of testing its name, so
-a third kind is one more `ProgramKind` here.
+Note [program kinds]: a kind says how its programs are read and written, judged (tensor
+programs by an eager run, question programs by the truth they carry, Note [question truth]),
+varied (fresh inputs for the replay oracles), and which extra observations a run adds. Code
+outside this module asks the program's kind (`kind_of`) instead of testing its name, so a third
+kind is one more `ProgramKind` here, and one more strategy in shapefuzz.strategies
+(`programs_of_kind`): generation sits a layer above the programs it draws (Note [layers]).
 """
 
 from __future__ import annotations
@@ -13,6 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from shapefuzz.program import Program
+from shapefuzz.program.metamorphic import echo_of, redundant
+from shapefuzz.program.questions import QProgram, truth
+from shapefuzz.program.variants import variants
 
 __all__ = ["KINDS", "ProgramKind", "kind_of", "load_program"]
 
@@ -23,7 +29,6 @@ class ProgramKind:
     #: eager runs the program first and is the ground truth (else the program carries its own)
     has_eager: bool
     load: Callable[[Any], Any]  # JSON object -> program (ProgramError on bad input)
-    strategy: Callable[[Any], Any]  # GenSettings -> a Hypothesis strategy of programs
     variants_json: Callable[[Any, int, int], str]  # (program, n, seed) -> a Job's variants
     valid: Callable[[Any, Any], bool]  # (program, eager observation) -> the program is valid
     #: (system, program, observation) -> the observation with this kind's extra runs
@@ -45,21 +50,11 @@ def load_program(obj: Any):
 
 # ---- tensor programs ---------------------------------------------------------------------------
 def _tensor_load(obj):
-    from shapefuzz.program import Program
-
     return Program.from_json(obj)
-
-
-def _tensor_strategy(gen):
-    from shapefuzz.strategies import programs_from
-
-    return programs_from(gen)
 
 
 def _tensor_variants(program, n: int, seed: int) -> str:
     import json
-
-    from shapefuzz.program.variants import variants
 
     return json.dumps([[{"name": s.name, "dtype": s.dtype, "shape": list(s.shape),
                          "dims": list(s.dims), "data": list(s.data)} for s in v]
@@ -72,15 +67,7 @@ def _eager_ok(program, eager) -> bool:
 
 # ---- question programs -------------------------------------------------------------------------
 def _question_load(obj):
-    from shapefuzz.program.questions import QProgram
-
     return QProgram.from_json(obj)
-
-
-def _question_strategy(gen):
-    from shapefuzz.strategies import qprograms
-
-    return qprograms(max_ops=2 * gen.max_ops)
 
 
 def _no_variants(program, n: int, seed: int) -> str:
@@ -88,8 +75,6 @@ def _no_variants(program, n: int, seed: int) -> str:
 
 
 def _truth_holds(program, eager) -> bool:
-    from shapefuzz.program.questions import truth
-
     return truth(program).failed_check is None
 
 
@@ -101,17 +86,13 @@ def _with_echoes(system, program, obs):
         return obs
     from dataclasses import replace
 
-    from shapefuzz.program.metamorphic import echo_of, redundant
-
     fresh = system.observe(program, "default", [])
     again = system.observe(redundant(program), "default", [])
     return replace(obs, echoes=(echo_of("fresh", fresh), echo_of("redundant", again)))
 
 
 KINDS: dict[str, ProgramKind] = {
-    "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_strategy, _tensor_variants,
-                           _eager_ok),
-    "questions": ProgramKind("questions", False, _question_load, _question_strategy, _no_variants,
-                             _truth_holds, _with_echoes, has_replay_inputs=False,
-                             repro_family="questions"),
+    "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_variants, _eager_ok),
+    "questions": ProgramKind("questions", False, _question_load, _no_variants, _truth_holds,
+                             _with_echoes, has_replay_inputs=False, repro_family="questions"),
 }

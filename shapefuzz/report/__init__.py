@@ -14,10 +14,14 @@ from typing import Any
 
 from shapefuzz import BadInput
 from shapefuzz.cases.corpus import atomic_write
+from shapefuzz.report import plots as report_plots
+from shapefuzz.report.ab import ab_html, ab_md
+from shapefuzz.report.buckets import BUCKETS_TITLE, bucket_rows, root_key
+from shapefuzz.report.fleet import fleet_html, fleet_md
 from shapefuzz.report.markdown import fence, to_html
 
 __all__ = ["REPORT_SCHEMA", "ReportError", "bucket_rows", "case_href", "load_report", "op_family_counts",
-           "render_html", "render_md", "rerender", "unconfirmed_section", "write_report"]
+           "render_html", "render_md", "rerender", "root_key", "unconfirmed_section", "write_report"]
 
 REPORT_SCHEMA = 1
 #: keys report.md/html need; everything else is optional (older or partial reports still render)
@@ -72,61 +76,6 @@ def _headline(d: dict[str, Any]) -> str:
             f"{d['throughput']:.2f} programs/s")
 
 
-#: the bucket table's heading (Note [buckets up to the config])
-BUCKETS_TITLE = "Buckets (one line per root cause: a signature up to its config)"
-
-
-def bucket_rows(d: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per root cause: the confirmed findings whose signatures differ only in the config
-    they were met under (Note [buckets up to the config]), with their counts summed, when the
-    first was met, the smallest program and its case. Unconfirmed findings are never bucket rows:
-    their repro.py did not show them, so they get their own collapsed section
-    (`unconfirmed_section`).
-
-    Note [buckets up to the config]: a signature holds its config (Note [signature]), so one
-    torch bug met under four compile configs is four signatures, each with its case and known
-    entry; but it is one thing to act on. The table groups them and lists the configs. A config
-    differential's config is its guilty toggle, a root cause of its own: never grouped."""
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for f in d["findings"]:
-        groups.setdefault(root_key(f), []).append(f)
-    rows = []
-    for key, fs in groups.items():
-        best = min(fs, key=lambda f: (f.get("n_instrs", 1 << 30), f["signature"]))
-        first = min(fs, key=lambda f: f.get("first_s", float("inf")))
-        rows.append(dict(best, signature=key, status=_status(fs),
-                         count=sum(f.get("count", 1) for f in fs),
-                         configs=sorted({f.get("config", "") for f in fs}),
-                         **{k: first[k] for k in ("first_s", "first_program") if k in first}))
-    # what fails the run first: new and regressed buckets, then known ones
-    return sorted(rows, key=lambda r: (r["status"] == "known", -r.get("count", 1), r["signature"]))
-
-
-def _status(fs: list[dict[str, Any]]) -> str:
-    """A bucket's status: "regressed" when a finding's known entry is fixed in the running torch
-    (Note [known versions]), else "new" when any finding is not known, else "known"."""
-    if any(f.get("regressed_fix") for f in fs):
-        return "regressed"
-    return "new" if any(not f.get("known") for f in fs) else "known"
-
-
-def root_key(f: dict[str, Any]) -> str:
-    """A finding's signature with its config as `*` (Note [buckets up to the config]): read
-    back with Signature.from_key, the config replaced, rendered again; the signature as it is
-    for a config differential, a front-end pair, or a key that does not render back."""
-    from dataclasses import replace
-
-    from shapefuzz.oracles.signature import Signature
-
-    config = f.get("config", "")
-    if f.get("oracle") == "config-differential" or not config:
-        return f["signature"]
-    sig = Signature.from_key(f["signature"], (config,))
-    if sig.raw or sig.pair or sig.config != config:
-        return f["signature"]
-    return replace(sig, config="*").key()
-
-
 def case_href(case_dir: str) -> str:
     """A case folder as a link relative to the report (findings/<name>), the path as given when
     it is not a campaign's finding folder."""
@@ -154,9 +103,6 @@ def _rerun(d: dict[str, Any]) -> list[str]:
 
 
 def render_md(d: dict[str, Any]) -> str:
-    from shapefuzz.report.ab import ab_md
-    from shapefuzz.report.merge import fleet_md
-
     lines = [f"# {_title(d)}", "", _headline(d), ""] + _rerun(d)
     lines += _md_buckets(d) + fleet_md(d) + ab_md(d) + ["## Findings", ""]
     if not d["findings"]:
@@ -243,7 +189,7 @@ def op_family_counts(ops: dict[str, int]) -> dict[str, int]:
     """Op counts folded into op families (question ops keep their names: ask:<mode>, backed ...).
     Imports the op registry (and so torch): called when a campaign writes report.json, never
     when a report is rendered."""
-    from shapefuzz.ops import all_ops
+    from shapefuzz.ops import all_ops  # lazy: the ops import torch (+1 s)
 
     family = {name: op.family for name, op in all_ops().items()}
     out: dict[str, int] = {}
@@ -289,10 +235,6 @@ _STYLE = ("<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{
 
 
 def render_html(d: dict[str, Any]) -> str:
-    from shapefuzz.report import plots as report_plots
-    from shapefuzz.report.ab import ab_html
-    from shapefuzz.report.merge import fleet_html
-
     figs = report_plots.figures(d, _families(d), _z3_counts(d))
     plots, script = report_plots.render(figs)
     esc = html.escape

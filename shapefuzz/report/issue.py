@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz import BadInput
+from shapefuzz.cases.corpus import load_case
 
 __all__ = ["REPRO_TIMEOUT_S", "TITLE_MAX", "Draft", "ReproRun", "draft_issue", "issue_title", "run_repro",
            "versions_text"]
@@ -54,8 +55,6 @@ class Draft:
 def draft_issue(folder: str | Path, run: ReproRun | None = None) -> Draft:
     """The draft for a finding folder (case.json + repro.py); `run` defaults to running its
     repro.py with this interpreter. BadInput when the folder is not a finding."""
-    from shapefuzz.cases.corpus import load_case
-
     path = _folder(folder)
     case = load_case(path)
     repro = (path / "repro.py").read_text()

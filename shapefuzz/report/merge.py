@@ -29,11 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from shapefuzz import BadInput
-from shapefuzz.report import bucket_rows, load_report, root_key, write_report
-from shapefuzz.report.markdown import to_html
+from shapefuzz.report import load_report, write_report
 
-__all__ = ["CampaignReport", "MergeError", "fleet_html", "fleet_md", "load_campaigns", "merge",
-           "write_merged"]
+__all__ = ["CampaignReport", "MergeError", "load_campaigns", "merge", "write_merged"]
 
 #: top-level numbers that add up over campaigns (seconds summed are machine-seconds)
 ADDITIVE = ("elapsed_s", "campaign_s", "budget_s", "programs", "valid_programs", "shrink_runs",
@@ -276,34 +274,3 @@ def _check_out(out: Path, campaigns: tuple[CampaignReport, ...]) -> None:
         return  # no report there (or not a readable one, which no campaign could use either)
     if not isinstance(held, dict) or "campaigns" not in held:
         raise MergeError(f"--out {out} holds a campaign's report.json; give a new folder")
-
-
-def fleet_md(d: dict[str, Any]) -> list[str]:
-    """report.md's section of a merged report: the campaigns, and which met each root cause."""
-    if not d.get("campaigns"):
-        return []
-    out = [f"## Campaigns merged ({len(d['campaigns'])})", "",
-           "| campaign | seed | torch | programs | valid | wall s | CPU s | findings | new | unconfirmed |",
-           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for c in d["campaigns"]:
-        cpu = "-" if c.get("cpu_s") is None else f"{c['cpu_s']:.1f}"
-        out.append(f"| {c['folder']} | {c['seed']} | {c['torch_version']} | {c['programs']} | "
-                   f"{c['valid_programs']} | {c['elapsed_s']:.1f} | {cpu} | {c['findings']} | "
-                   f"{c.get('new_findings', '-')} | {c['unconfirmed']} |")
-    return out + [""] + _met_by(d)
-
-
-def _met_by(d: dict[str, Any]) -> list[str]:
-    """One line per bucket (in the bucket table's order): the campaigns that met it."""
-    met: dict[str, list[str]] = {}
-    for f in d["findings"]:
-        names = met.setdefault(root_key(f), [])
-        names += [c for c in f.get("campaigns", []) if c not in names]
-    if not met:
-        return []
-    return (["Root causes by campaign:", ""]
-            + [f"- `{r['signature']}`: {', '.join(met[r['signature']])}" for r in bucket_rows(d)] + [""])
-
-
-def fleet_html(d: dict[str, Any]) -> list[str]:
-    return [to_html("\n".join(fleet_md(d)))] if d.get("campaigns") else []

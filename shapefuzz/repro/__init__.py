@@ -18,6 +18,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
+from shapefuzz.cases.corpus import atomic_write, load_case
+from shapefuzz.oracles import get_oracle
+from shapefuzz.program.kinds import kind_of
+from shapefuzz.repro.reduce import apply_cut
+
 __all__ = ["SCRIPTS", "check_source", "family", "line_limit", "regenerate", "repro_source",
            "write_scripts"]
 
@@ -35,8 +40,6 @@ def family(case) -> ModuleType:
     (question programs), else its system's (compile call sequences; traced make_fx / export)."""
     import importlib
 
-    from shapefuzz.program.kinds import kind_of
-
     f = case.finding
     name = "ref" if f.system == "ref" else (
         _oracle_family(f.oracle) or kind_of(case.program).repro_family
@@ -45,8 +48,6 @@ def family(case) -> ModuleType:
 
 
 def _oracle_family(oracle: str) -> str:
-    from shapefuzz.oracles import get_oracle
-
     try:
         return get_oracle(oracle).repro_family
     except ValueError:  # a plugin's oracle, replayed without its plugin: the system's family
@@ -56,8 +57,6 @@ def _oracle_family(oracle: str) -> str:
 def repro_source(case, torch_version: str = "") -> str:
     """repro.py, the issue form: of the part of the case its issue_cut keeps (Note [issue form
     reduction] in reduce.py), or of the whole case."""
-    from shapefuzz.repro.reduce import apply_cut
-
     shown, calls = apply_cut(case)
     extra = {"calls": calls} if calls is not None else {}
     return family(shown).issue(shown, torch_version or case.torch_version, **extra)
@@ -71,23 +70,17 @@ def check_source(case, torch_version: str = "") -> str:
 def line_limit(case) -> int:
     """At most this many lines in the case's repro.py (30 when the public artifact shows the
     finding as it is, 60 where the check needs a helper)."""
-    from shapefuzz.repro.reduce import apply_cut
-
     shown, _ = apply_cut(case)
     return family(shown).line_limit(shown)
 
 
 def write_scripts(folder: Path, case) -> None:
     """Write repro.py and check.py into a case folder (atomically)."""
-    from shapefuzz.cases.corpus import atomic_write
-
     atomic_write(Path(folder) / "repro.py", repro_source(case))
     atomic_write(Path(folder) / "check.py", check_source(case))
 
 
 def regenerate(root: str) -> None:
     """Rewrite every repro.py and check.py under root from its case.json (after a template change)."""
-    from shapefuzz.cases.corpus import load_case
-
     for p in sorted(Path(root).rglob("case.json")):
         write_scripts(p.parent, load_case(p))

@@ -26,7 +26,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from shapefuzz import BadInput
+from shapefuzz.cases.corpus import _case_from_json
+from shapefuzz.oracles import check_all
+from shapefuzz.oracles.ab import SPEC_PREFIX, mark
+from shapefuzz.program.kinds import kind_of
 from shapefuzz.repro import common
+from shapefuzz.systems.jobs import Job, run_job
 
 __all__ = ["SOURCE_ROOT", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
 
@@ -69,8 +75,6 @@ class Baseline:
 def baseline_from_flags(python: str | None, env: tuple[str, ...] | list[str]) -> Baseline | None:
     """--baseline-python / --baseline-env (KEY=VALUE, KEY= unsets) as a Baseline; None when
     neither is given (no A/B mode). BadInput on a malformed flag."""
-    from shapefuzz import BadInput
-
     if python is None and not env:
         return None
     pairs = []
@@ -122,8 +126,6 @@ def _script(case, torch_version: str) -> str:
 
 # ---- running ------------------------------------------------------------------------------------
 def _spec(detail: str) -> tuple[Baseline, int, str]:
-    from shapefuzz.oracles.ab import SPEC_PREFIX
-
     line = next((x for x in reversed(detail.splitlines()) if x.startswith(SPEC_PREFIX)), "")
     if not line:
         raise ValueError("this A/B case names no baseline (its finding's detail has no "
@@ -133,9 +135,6 @@ def _spec(detail: str) -> tuple[Baseline, int, str]:
 
 
 def _jobs(case, seed: int, side: str) -> list:
-    from shapefuzz.program.kinds import kind_of
-    from shapefuzz.systems.jobs import Job
-
     p, f, kind = case.program, case.finding, kind_of(case.program)
     pj = p.dumps()
     eager = [Job(pj, "eager", "default", "[]")] if kind.has_eager and side == "candidate" else []
@@ -147,8 +146,6 @@ def _run_side(case, jobs, repeat: int) -> list:
     import warnings
 
     import torch.fx.experimental._config as fxx
-
-    from shapefuzz.systems.jobs import run_job
 
     warnings.filterwarnings("ignore")
     for key, value in case.torch_config:
@@ -218,8 +215,6 @@ def _show(name: str, o) -> None:
 
 
 def main(case_json: dict, argv: list[str]) -> int:
-    from shapefuzz.cases.corpus import _case_from_json
-
     case = _case_from_json(case_json, "<repro>")
     spec, seed, line = _spec(case.finding.detail)
     timed = case.finding.kind == "slowdown"
@@ -235,10 +230,6 @@ def main(case_json: dict, argv: list[str]) -> int:
 
 
 def _compare(case, spec: Baseline, line: str, seed: int, script: str, timed: bool) -> int:
-    from shapefuzz.oracles import check_all
-    from shapefuzz.oracles.ab import mark
-    from shapefuzz.program.kinds import kind_of
-
     f = case.finding
     print(f"finding: {f.summary}\nsignature: {common.key_of(f)}\nprogram:\n{case.program.pretty()}\n")
     print(f"candidate: {sys.executable} {script}\nbaseline:  {spec.command(script)}\n")

@@ -19,6 +19,8 @@ from shapefuzz.program.codegen import function_source, inputs_source, tensor_sou
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import calls_check, calls_issue, traced_issue
 from shapefuzz.systems import graph_facts
+from shapefuzz.systems.compile import call_sequence
+from shapefuzz.systems.compile_settings import settings_of
 
 __all__ = ["check", "issue", "line_limit", "reduction"]
 
@@ -52,8 +54,6 @@ def _subsets(program) -> list[tuple[int, ...]]:
 
 
 def _calls(case):
-    from shapefuzz.systems.compile import call_sequence
-
     target = max(case.finding.replay_index + 1, 0)
     return call_sequence(case.program)[: target + 1]
 
@@ -71,8 +71,6 @@ def _marks(case, marks: str) -> list[list[str]]:
 def issue(case, torch_version: str = "", calls=None) -> str:
     """The issue form; `calls`: the call sequence it makes (a reduced one, Note [issue form
     reduction]), else every call up to the finding's."""
-    from shapefuzz.systems.compile_settings import settings_of
-
     if _kind(case) not in _SHOWN:
         return check(case, torch_version, issue_form=True)
     f, p = case.finding, case.program
@@ -122,8 +120,6 @@ def issue(case, torch_version: str = "", calls=None) -> str:
 
 def check(case, torch_version: str = "", issue_form: bool = False) -> str:
     """The full harness: the graph facts of systems/graph_facts.py, then templates/calls_check.py."""
-    from shapefuzz.systems.compile_settings import settings_of
-
     f, p = case.finding, case.program
     s = settings_of(f.config)
     st = common.settings_of("compile", f.config)

@@ -25,6 +25,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from shapefuzz.oracles import get_oracle, help_table
+from shapefuzz.systems.compile_settings import settings_of as compile_settings
+from shapefuzz.systems.parser_lock import parse as locked
+
 __all__ = ["Settings", "block", "compares", "doc", "function", "fx_lines", "fx_switches", "harness",
            "imports_of", "inputs_line", "key_of", "kwargs_text", "module_code", "safe", "script",
            "settings_of"]
@@ -83,12 +87,10 @@ _EXPORT = {"strict": (True, "dynamic"), "dim-auto": (False, "auto"), "named-dims
 
 
 def settings_of(system: str, config: str) -> Settings:
-    from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLES
-    from shapefuzz.systems.torch_toggles import toggles
+    from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLES  # lazy: text needs no torch
+    from shapefuzz.systems.torch_toggles import toggles  # lazy: script text needs no torch
 
     if system == "compile":
-        from shapefuzz.systems.compile_settings import settings_of as compile_settings
-
         config = compile_settings(config).toggles
     strict, dims = _EXPORT.get(config, (False, "dynamic"))
     t = toggles(config if config in TOGGLES else "default")
@@ -118,7 +120,7 @@ def kwargs_text(kw: dict[str, Any]) -> str:
 def inputs_line(specs, var: str = "inputs") -> str:
     """`var = [torch.tensor(...), ...]`, one input per line (codegen renders every number), with
     how each dim is traced."""
-    from shapefuzz.program.codegen import tensor_source
+    from shapefuzz.program.codegen import tensor_source  # lazy: script text needs no torch
 
     rows = [(tensor_source(s), f"{s.name}: {', '.join(s.dims) or 'scalar'}") for s in specs]
     if not rows:
@@ -134,8 +136,6 @@ def inputs_line(specs, var: str = "inputs") -> str:
 def parse(text: str) -> ast.Module:
     """ast.parse, one thread at a time (Note [one parser at a time], systems/parser_lock.py:
     background confirmations write repro.py while the campaign writes cases)."""
-    from shapefuzz.systems.parser_lock import parse as locked
-
     return locked(text)
 
 
@@ -331,7 +331,7 @@ def _switch_names(tree: ast.Module) -> list[str]:
 def _slow_path_names(tree: ast.Module) -> list[str]:
     """The attributes a slow-path config's patches need, for each `applied("<config>")` the
     script calls (the questions family applies slow paths through shapefuzz)."""
-    from shapefuzz.systems.torch_toggles import needs
+    from shapefuzz.systems.torch_toggles import needs  # lazy: script text needs no torch
 
     configs = [n.args[0].value for n in ast.walk(tree) if isinstance(n, ast.Call)
                and isinstance(n.func, ast.Name) and n.func.id == "applied" and n.args
@@ -399,8 +399,6 @@ def _grouped(imports: list[str]) -> list[str]:
 def compares(finding) -> str:
     """What the finding's repro compares, from its oracle's registry entry (oracles/base.COMPARES;
     a plugin's oracle replayed without its plugin: the system against eager)."""
-    from shapefuzz.oracles import get_oracle
-
     try:
         return get_oracle(finding.oracle).compares_of(finding.oracle)
     except ValueError:
@@ -409,6 +407,4 @@ def compares(finding) -> str:
 
 def _help(oracle: str) -> str:
     """The oracle's one-line rule, from the registry (Note [oracle registry])."""
-    from shapefuzz.oracles import help_table
-
     return help_table().get(oracle, "see the shapefuzz documentation")

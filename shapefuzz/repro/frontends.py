@@ -4,6 +4,7 @@ outcome classes (ok / dde / constraint / error) side by side. Exits 1 while they
 
 from __future__ import annotations
 
+from shapefuzz.oracles.frontends import pair_of
 from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import frontends_check, frontends_issue, traced_issue
@@ -23,8 +24,6 @@ def line_limit(case) -> int:
 
 
 def _sides(case) -> list[tuple[str, str]]:
-    from shapefuzz.oracles.frontends import pair_of
-
     sides = [tuple(s) for s in pair_of(case.finding)]
     unknown = [s for s in sides if s not in _SIDES]
     if unknown or len(sides) != 2:

@@ -13,15 +13,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shapefuzz.program import Ref
+from shapefuzz.cases.corpus import IssueCut
+from shapefuzz.program import Ref, _refs
+from shapefuzz.program.metamorphic import ask_map, redundant
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.repro import common
+from shapefuzz.repro.reduce import question_cut
 from shapefuzz.repro.templates import (
     questions_check,
     questions_dde,
     questions_history,
     questions_issue,
 )
+from shapefuzz.systems.qreplay import with_values
 
 __all__ = ["check", "component_cut", "issue", "issue_cuts", "line_limit", "program_lines", "reduction", "z3_names"]
 
@@ -171,8 +175,6 @@ def _constrain_helper(lines: list[str], docs: bool = True) -> list[str]:
 
 
 def _with_alt(case) -> QProgram:
-    from shapefuzz.systems.qreplay import with_values
-
     return with_values(case.program, tuple(int(x) for x in case.alt_values))
 
 
@@ -180,8 +182,6 @@ def _alt_answers(case) -> list[bool] | None:
     """The concrete answers under the finding's other values, when they make a valid program."""
     if case.alt_values is None:
         return None
-    from shapefuzz.systems.qreplay import with_values
-
     t = truth(with_values(case.program, tuple(int(x) for x in case.alt_values)))
     return list(t.answers) if t.failed_check is None else None
 
@@ -194,8 +194,6 @@ def _imports(s: common.Settings) -> list[str]:
 def _metamorphic(case, torch_version: str) -> str:
     """Two runs of the program (fresh: the same program in a new ShapeEnv; redundant: with a
     statically_known_true before every question) and their answers compared."""
-    from shapefuzz.program.metamorphic import ask_map, redundant
-
     f, p = case.finding, case.program
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
@@ -332,8 +330,6 @@ def issue_cuts(case) -> list | None:
     sizes, a hint: duck sizing) with it, earlier questions included (their guards are facts, and
     a history finding is about them); for a DDE also the plain slice of the question. None: the
     family's default (one question's slice, for each question)."""
-    from shapefuzz.repro.reduce import question_cut
-
     if common.compares(case.finding) not in ("proof", "fresh-env"):
         return None
     k = _finding_question(case)
@@ -344,9 +340,6 @@ def issue_cuts(case) -> list | None:
 def component_cut(p: QProgram, k: int):
     """The instructions up to question k connected to it: through values they read or define,
     and backed sizes of the same hint (which torch may give one symbol)."""
-    from shapefuzz.cases.corpus import IssueCut
-    from shapefuzz.program import _refs
-
     pos, parent = p.asks()[k], {}
 
     def root(v):
@@ -372,8 +365,6 @@ def component_cut(p: QProgram, k: int):
 def check(case, torch_version: str = "") -> str:
     """The full harness: every claim checked (and under the finding's other values), or the two
     runs of a metamorphic finding compared; slow-path configs under shapefuzz's patches."""
-    from shapefuzz.program.metamorphic import ask_map, redundant
-
     f, p = case.finding, case.program
     if common.compares(f) in ("proof", "fresh-env"):
         return issue(case, torch_version)  # the issue form is the whole check

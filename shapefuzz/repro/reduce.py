@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shapefuzz.cases.corpus import IssueCut
-from shapefuzz.program import Program, Ref, _refs
+from shapefuzz.program import Program, ProgramError, Ref, _refs
+from shapefuzz.program.questions import FACT_OPS, QProgram
 
 __all__ = ["apply_cut", "defined_by", "needed", "output_cut", "prefix_cut", "question_cut", "raise_cut",
            "sub_program", "sub_questions"]
@@ -72,8 +73,6 @@ def sub_program(program: Program, keep, outputs) -> tuple[Program, tuple[int, ..
 
 
 def _renumber(args, new: dict[int, int]):
-    from shapefuzz.program import ProgramError
-
     out = []
     for a in args:
         if isinstance(a, Ref) and a.index not in new:
@@ -111,8 +110,6 @@ def question_cut(program, k: int) -> IssueCut:
     """A question program's slice for its question k: what the question reads and, transitively,
     its arguments, plus the facts (checks, ranges) over kept values stated before it; the other
     questions (and their guards) are dropped."""
-    from shapefuzz.program.questions import FACT_OPS
-
     pos = program.asks()[k]
     defs = {v: at for at, (_ins, v) in enumerate(program.definitions()) if v is not None}
     want, keep = {r.index for r in _refs(program.instrs[pos].args)}, {pos}
@@ -129,8 +126,6 @@ def question_cut(program, k: int) -> IssueCut:
 
 def sub_questions(program, keep):
     """(the question program of the kept instructions, the kept values' old indices)."""
-    from shapefuzz.program.questions import QProgram
-
     keep = sorted(set(keep))
     defs = program.definitions()
     olds = [defs[at][1] for at in keep if defs[at][1] is not None]
@@ -145,8 +140,6 @@ def apply_cut(case):
     """(the case as its repro.py shows it, the call sequence it makes or None): the program cut
     down to `case.issue_cut` (replay inputs, forced branches and calls following it). A cut that
     does not make a well-typed program is ignored (repro.py is then the full form)."""
-    from shapefuzz.program import ProgramError
-
     cut = case.issue_cut
     if cut is None:
         return case, None
@@ -170,8 +163,6 @@ def apply_cut(case):
 
 def _apply_questions(case, cut):
     """The cut question program; the finding's other values follow its leaves."""
-    from shapefuzz.program import ProgramError
-
     try:
         program, olds = sub_questions(case.program, cut.instrs or ())
     except (ProgramError, IndexError):
@@ -189,7 +180,7 @@ def _calls(case, keep):
     program keeps its inputs' calls), or None when the sequence is not cut."""
     if keep is None or case.finding.system != "compile":
         return None
-    from shapefuzz.systems.compile import call_sequence
+    from shapefuzz.systems.compile import call_sequence  # lazy: torch + Dynamo, compile only
 
     seq = call_sequence(case.program)[: max(case.finding.replay_index + 1, 0) + 1]
     return [seq[i] for i in sorted(set(keep)) if i < len(seq)] or None

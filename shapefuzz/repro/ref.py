@@ -18,6 +18,9 @@ from __future__ import annotations
 import json
 import sys
 
+from shapefuzz.cases.corpus import _case_from_json
+from shapefuzz.cases.replay import observe_case
+from shapefuzz.oracles import check_all
 from shapefuzz.repro import common
 
 __all__ = ["check", "issue", "line_limit", "replay_ref_finding"]
@@ -51,10 +54,6 @@ def _script(case, torch_version: str, issue_form: bool) -> str:
 
 def replay_ref_finding(case_json: dict) -> int:
     """Run the finding's observations again and its oracles; 1 while its signature reappears."""
-    from shapefuzz.cases.corpus import _case_from_json
-    from shapefuzz.cases.replay import observe_case
-    from shapefuzz.oracles import check_all
-
     case = _case_from_json(case_json, "<repro>")
     f, p = case.finding, case.program
     print(f"finding: {f.summary}\nsignature: {common.key_of(f)}\nprogram:\n{p.pretty()}\n")

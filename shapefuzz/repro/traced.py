@@ -10,40 +10,15 @@ evaluates to another shape than the graph returns. check.py is the full harness
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common, traced_history
 from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
+from shapefuzz.repro.tracing import Plan, plan_of, trace_call, trace_imports, trace_setup
 
 __all__ = ["check", "issue", "line_limit", "reduction"]
 
 _DDE_EXITS = ("Exits 1 while the data-dependent error is raised and z3 decides its expression from the "
               "facts torch held, 0 once it traces or they do not decide it, 2 for no verdict.")
-_DIM = {"static": "DimDynamic.STATIC", "dynamic": "DimDynamic.DUCK", "unbacked": "DimDynamic.UNBACKED"}
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """What the issue form of a case does."""
-
-    check: str  # raises | compare | accepts-invalid | symbolic
-    marked: bool  # make_fx on fake inputs marked as the finding's dims (a ShapeEnv of its own)
-    replay: bool  # checked on the recorded new input, not the traced inputs
-    patch_env: bool  # export under ShapeEnv settings: every ShapeEnv gets them
-
-
-def _plan(case) -> _Plan:
-    f, p = case.finding, case.program
-    s = common.settings_of(f.system, f.config)
-    check = "raises" if common.compares(f) == "proof" else {
-        "trace-error": "raises", "symbolic-shape": "symbolic", "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
-    replay = case.replay_inputs is not None and check != "raises"
-    kinds = {d for spec in p.inputs for d in spec.dims}
-    # make_fx checks no guards: every check but `raises` evaluates them, on marked fake inputs
-    marked = f.system == "make_fx" and (check != "raises" or bool(s.env_kwargs)
-                                        or len(kinds) > 1 or "unbacked" in kinds)
-    return _Plan(check, marked, replay, f.system == "export" and bool(s.env_kwargs))
 
 
 def reduction(case) -> str:
@@ -53,7 +28,7 @@ def reduction(case) -> str:
     ShapeEnvs side by side, shapefuzz/repro/traced_history.py) as a trace that raises."""
     if common.compares(case.finding) == "fresh-env":
         return "raise"  # the shortest prefix that still fails keeps the earlier question
-    return "raise" if _plan(case).check == "raises" else "outputs"
+    return "raise" if plan_of(case).check == "raises" else "outputs"
 
 
 def line_limit(case) -> int:
@@ -61,7 +36,7 @@ def line_limit(case) -> int:
     the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
     shapes evaluated, settings patched: a torch.fx.experimental._config switch is a private
     name, checked first, Note [private names in scripts] in common.py)."""
-    plan = _plan(case)
+    plan = plan_of(case)
     proof = common.compares(case.finding) in ("proof", "fresh-env")  # the z3 proof / the fresh env is a helper
     s = common.settings_of(case.finding.system, case.finding.config)
     switched = bool(common.fx_switches(case, s.fx))
@@ -72,54 +47,54 @@ def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
     if common.compares(f) == "fresh-env":
         return traced_history.issue(case, torch_version)
-    plan = _plan(case)
+    plan = plan_of(case)
     s = common.settings_of(f.system, f.config)
     lines = _doc_lines(case, plan)
     parts = [function_source(p, "f"), common.inputs_line(p.inputs)]
     if plan.replay:
         parts.append(common.inputs_line(case.replay_inputs, "new_inputs"))
     parts += common.fx_lines(common.fx_switches(case, s.fx))
-    parts += _trace_setup(case, plan, s)
+    parts += trace_setup(case, plan, s)
     if plan.check == "raises":
         if common.compares(f) == "proof":  # the DDE, then z3 on the facts torch held
             parts += [common.function(traced_dde, "to_z3", docstring=False),
-                      common.block(traced_dde, "dde_proof", _trace_call(case, plan, s, bind=False))]
+                      common.block(traced_dde, "dde_proof", trace_call(case, plan, s, bind=False))]
             return common.script(common.doc(case, torch_version, lines, exits=_DDE_EXITS),
-                                 [*_imports(), *common.imports_of(traced_dde)], parts)
-        parts.append(common.block(traced_issue, "raises", _trace_call(case, plan, s, bind=False)))
-        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
-    parts.append(common.block(traced_issue, "trace", _trace_call(case, plan, s)))
+                                 [*trace_imports(), *common.imports_of(traced_dde)], parts)
+        parts.append(common.block(traced_issue, "raises", trace_call(case, plan, s, bind=False)))
+        return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
+    parts.append(common.block(traced_issue, "trace", trace_call(case, plan, s)))
     if f.oracle == "specialization":  # the exported program itself shows it
         parts += [f"declared = {_declared(case.program)!r}  # the dims declared dynamic, per input\n",
                   common.block(traced_issue, "specialized")]
-        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+        return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
     parts.append(_args_line(case, plan))
     parts += _acceptance(case, plan)
     if plan.check == "symbolic":
         if f.system == "export":
             parts.append(common.block(traced_issue, "export_shape_env"))
         parts += [common.function(traced_issue, "traced_shapes"), common.block(traced_issue, "symbolic")]
-        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+        return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
     parts += _reference(case)
     if plan.check == "accepts-invalid":
         parts.append(common.block(traced_issue, "accepts_invalid"))
-        return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+        return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
     parts.append(common.block(traced_issue, "run_traced"))
     undefined = sorted(p.undefined_outputs())
     if undefined:
         parts += [f"undefined = {set(undefined)!r}  # outputs of torch.empty\n",
                   common.block(traced_issue, "shapes_only")]
     parts.append(common.block(traced_issue, "assert_same"))
-    return common.script(common.doc(case, torch_version, lines), _imports(), parts)
+    return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
 
 
 def _declared(program) -> list[list[int]]:
-    """The dims export declares dynamic (_dims_spec's rule: non-static, size >= 2)."""
+    """The dims export declares dynamic (tracing._dims_spec's rule: non-static, size >= 2)."""
     return [[d for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2]
             for spec in program.inputs]
 
 
-def _args_line(case, plan: _Plan) -> str:
+def _args_line(case, plan: Plan) -> str:
     if case.finding.oracle == "contract":
         return "args = new_inputs  # outside its contract: ep.module() must reject them or be right\n"
     if plan.replay:
@@ -127,7 +102,7 @@ def _args_line(case, plan: _Plan) -> str:
     return "args = inputs  # checked on the inputs it was traced with\n"
 
 
-def _acceptance(case, plan: _Plan) -> list[str]:
+def _acceptance(case, plan: Plan) -> list[str]:
     """Whether the trace accepts the checked input, where the artifact does not say so itself:
     make_fx's guards (and deferred asserts) on a new input, which may reject it; on the traced
     inputs, make_fx's guards and export's range constraints, which must accept them."""
@@ -145,11 +120,7 @@ def _acceptance(case, plan: _Plan) -> list[str]:
             common.block(traced_issue, "guards_hold_unbacked")]
 
 
-def _imports() -> list[str]:
-    return ["import sys", *common.imports_of(traced_issue)]
-
-
-def _doc_lines(case, plan: _Plan) -> tuple[str, ...]:
+def _doc_lines(case, plan: Plan) -> tuple[str, ...]:
     f = case.finding
     out = []
     if plan.check == "raises" and common.compares(f) == "proof":
@@ -161,55 +132,6 @@ def _doc_lines(case, plan: _Plan) -> tuple[str, ...]:
         out.append(f"Config {f.config} is torch with shapefuzz's slow-path patches ({', '.join(s.slow)}); "
                    "this script runs torch as shipped (with the config's settings).")
     return tuple(out)
-
-
-def _trace_setup(case, plan: _Plan, s: common.Settings) -> list[str]:
-    """What comes before the trace: marked fake inputs (make_fx), the M wrapper (export)."""
-    p = case.program
-    if plan.marked:
-        sizes = ", ".join("[" + ", ".join(_DIM[d] for d in spec.dims) + "]" for spec in p.inputs)
-        return [f"shape_env = ShapeEnv({common.kwargs_text(s.env_kwargs)})\n",
-                f"dynamic_sizes = [{sizes}]  # how each input dim is traced\n",
-                common.block(traced_issue, "fakes_of")]
-    if case.finding.system != "export":
-        return []
-    out = []
-    if plan.patch_env:
-        out += [f"env_kwargs = {s.env_kwargs!r}\n", common.block(traced_issue, "shape_env_settings")]
-    return out + [common.block(traced_issue, "module")]
-
-
-def _trace_call(case, plan: _Plan, s: common.Settings, bind: bool = True) -> str:
-    """The public call that traces the program; `bind`: as `gm = ...`, the artifact to call."""
-    if case.finding.system == "make_fx":
-        kinds = {d for spec in case.program.inputs for d in spec.dims}
-        mode, args = ("symbolic", "fakes") if plan.marked else (
-            ("fake", "inputs") if kinds == {"static"} else ("symbolic", "inputs"))
-        call = f'make_fx(f, tracing_mode="{mode}")(*{args})'
-        return f"gm = {call}" if bind else call
-    specs = [_dims_spec(i, spec, s.dim_kind) for i, spec in enumerate(case.program.inputs)]
-    args = ["M()", "tuple(inputs)"]
-    if any(x != "None" for x in specs):
-        args.append(f"dynamic_shapes=({', '.join(specs)}{',' if len(specs) == 1 else ''})")
-    if s.strict:
-        args.append("strict=True")
-    decompose = ".run_decompositions()" if case.finding.config.endswith("decomposed") else ""
-    call = f"export({', '.join(args)}){decompose}"
-    return f"ep = {call}\ngm = ep.module()" if bind else call
-
-
-def _dims_spec(i: int, spec, kind: str) -> str:
-    """export's dynamic_shapes entry for one input: the non-static dims of size >= 2 (a size
-    0/1 example is specialized by export, so declaring it dynamic would be a user error)."""
-    def dim(d: int, n: int) -> str:
-        if kind == "auto":
-            return "Dim.AUTO"
-        if kind == "named":
-            return f"Dim({f'x{i}_{d}'!r}, min=2, max={max(4 * int(n), 16)})"
-        return "Dim.DYNAMIC"
-
-    dims = {d: dim(d, n) for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2}
-    return "{" + ", ".join(f"{d}: {v}" for d, v in dims.items()) + "}" if dims else "None"
 
 
 def _reference(case) -> list[str]:

@@ -12,6 +12,7 @@ from dataclasses import replace
 from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import traced_history as template
+from shapefuzz.repro.tracing import plan_of, trace_call, trace_imports, trace_setup
 from shapefuzz.systems import trace_history
 
 __all__ = ["asked_of", "issue"]
@@ -33,22 +34,20 @@ def asked_of(detail: str) -> tuple[str, str, str]:
 
 
 def issue(case, torch_version: str = "") -> str:
-    from shapefuzz.repro import traced
-
     f, p = case.finding, case.program
-    plan, s = traced._plan(case), common.settings_of(f.system, f.config)
+    plan, s = plan_of(case), common.settings_of(f.system, f.config)
     if f.system == "make_fx":  # static dims as make_fx's fake mode traces them: marked only when needed
         plan = replace(plan, marked=bool(s.env_kwargs) or {d for x in p.inputs for d in x.dims} != {"static"})
     mode, expr, live = asked_of(f.detail)
     static = mode == "statically_known_true" or (mode.startswith("guard_or") and s.fx.get("backed_size_oblivious"))
     block = "dde" if not live else "undecided" if static else "fallbacks"
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), *common.fx_lines(common.fx_switches(case, s.fx)),
-             *traced._trace_setup(case, plan, s),
+             *trace_setup(case, plan, s),
              f"EXPR, ASK, LIVE = {expr!r}, {ASKERS[mode]}, {live!r}  # the question, its call, the live answer\n",
              *[common.function(trace_history, n) for n in ("known_to", "fresh_answer")],
-             common.block(template, block, traced._trace_call(case, plan, s, bind=False)),
+             common.block(template, block, trace_call(case, plan, s, bind=False)),
              common.block(template, "compare")]
-    imports = [*traced._imports(), *common.imports_of(trace_history), *common.imports_of(template),
+    imports = [*trace_imports(), *common.imports_of(trace_history), *common.imports_of(template),
                "from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, "
                "guard_size_oblivious, statically_known_false, statically_known_true"]
     lines = (common.safe(f.detail.split("\n")[0], 600),)

@@ -23,6 +23,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from shapefuzz.cases.corpus import IssueCut, atomic_write, load_case
+from shapefuzz.oracles import get_oracle
+from shapefuzz.repro import family, line_limit, repro_source
+from shapefuzz.repro.reduce import output_cut, prefix_cut, question_cut, raise_cut
+from shapefuzz.systems.observation import to_jsonable
+
 __all__ = ["confirm_reduced", "symptom", "worth_reducing"]
 
 #: a program with more instructions than this, or a sequence with more calls, is worth a trial
@@ -45,9 +51,6 @@ def strategy(case) -> str:
     """How its issue form is reduced: "raise" (a trace that raises: the shortest failing prefix,
     then the raising instruction's slice), "outputs" (slices of the outputs), "calls" (calls
     dropped, then outputs), "questions" (the slice of one question), or "" (not reduced)."""
-    from shapefuzz.oracles import get_oracle
-    from shapefuzz.repro import family
-
     try:
         own = get_oracle(case.finding.oracle).repro  # a plugin oracle's own repro.py: not ours to cut
     except ValueError:
@@ -58,8 +61,6 @@ def strategy(case) -> str:
 
 
 def worth_reducing(case) -> bool:
-    from shapefuzz.repro import line_limit, repro_source
-
     how = strategy(case)
     if not how:
         return False
@@ -75,8 +76,6 @@ def _n_calls(case) -> int:
 def confirm_reduced(folder: Path, run: Callable[[Path, float], bool], timeout_s: float = 180.0) -> bool:
     """Reduce the case's issue form (when worth it), then confirm what repro.py holds with
     `run(folder, seconds)` (exit 1 standalone); all of it within `timeout_s`."""
-    from shapefuzz.cases.corpus import load_case
-
     folder, end = Path(folder), time.monotonic() + timeout_s
     case = load_case(folder)
     if case.issue_cut is not None or not worth_reducing(case) or timeout_s < 3 * _MIN_RUN_S:
@@ -94,10 +93,6 @@ def _write(folder: Path, case) -> bool:
     """repro.py of the case, and its cut in case.json (the rest of the file as it was); False,
     writing nothing, when the folder holds another program by now (the campaign saved a smaller
     one while this one was being reduced: its own confirmation follows)."""
-    from shapefuzz.cases.corpus import atomic_write
-    from shapefuzz.repro import repro_source
-    from shapefuzz.systems.observation import to_jsonable
-
     obj = json.loads((folder / "case.json").read_text())
     if obj.get("program") != json.loads(json.dumps(case.program.to_json())):
         return False
@@ -109,8 +104,6 @@ def _write(folder: Path, case) -> bool:
 
 def _trial(folder: Path, seconds: float):
     """The cut the trial subprocess found (its last CUT line), or None."""
-    from shapefuzz.cases.corpus import IssueCut
-
     cmd = [sys.executable, "-m", "shapefuzz.repro.trial", str(folder), str(seconds)]
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 2 * _MIN_RUN_S).stdout
@@ -135,8 +128,6 @@ class _Trial:
 
     def fails(self, cut) -> bool:
         """Its form exits 1 with the full form's symptom (False past the deadline)."""
-        from shapefuzz.repro import repro_source
-
         if time.monotonic() > self.deadline:
             return False
         try:
@@ -149,8 +140,6 @@ class _Trial:
         return code == 1 and symptom(out) == self.want
 
     def smaller(self, cut, than) -> bool:
-        from shapefuzz.repro import repro_source
-
         size = [len(repro_source(replace(self.case, issue_cut=c)).splitlines()) for c in (cut, than)]
         return size[0] < size[1]
 
@@ -173,8 +162,6 @@ def _run(src: str) -> tuple[object, str]:
 
 def _raise_cut(t: _Trial):
     """The shortest prefix that still raises (binary search), then its last instruction's slice."""
-    from shapefuzz.repro.reduce import prefix_cut, raise_cut
-
     p = t.case.program
     lo, hi = 0, len(p.instrs) - 1  # prefix `hi` fails (the whole program)
     while lo < hi:
@@ -191,8 +178,6 @@ def _raise_cut(t: _Trial):
 
 def _output_cut(t: _Trial, calls=None):
     """The smallest slice of one output, or of all of them, that still fails."""
-    from shapefuzz.repro.reduce import output_cut
-
     p = t.case.program
     cuts = [output_cut(p, (o,)) for o in dict.fromkeys(p.outputs)] + [output_cut(p, p.outputs)]
     cuts = [replace(c, calls=calls) for c in sorted(cuts, key=lambda c: len(c.instrs))]
@@ -202,8 +187,6 @@ def _output_cut(t: _Trial, calls=None):
 def _calls_cut(t: _Trial):
     """The last call alone, or after the first (the one that compiles); else each earlier call
     dropped when the form still fails without it. Then the outputs."""
-    from shapefuzz.cases.corpus import IssueCut
-
     n = _n_calls(t.case)
     keep = next((list(c) for c in ((n - 1,), (0, n - 1)) if len(c) < n and t.fails(IssueCut(calls=c))), None)
     if keep is None:
@@ -219,9 +202,6 @@ def _calls_cut(t: _Trial):
 def _question_cut(t: _Trial):
     """The smallest slice of one question that still fails (or of the family's own cuts:
     questions.issue_cuts, for the forms a one-question slice cannot show)."""
-    from shapefuzz.repro import family
-    from shapefuzz.repro.reduce import question_cut
-
     p = t.case.program
     own = getattr(family(t.case), "issue_cuts", lambda case: None)(t.case)
     cuts = own if own is not None else [question_cut(p, k) for k in range(len(p.asks()))]
@@ -230,9 +210,6 @@ def _question_cut(t: _Trial):
 
 
 def main(folder: str, seconds: float) -> int:
-    from shapefuzz.cases.corpus import load_case
-    from shapefuzz.systems.observation import to_jsonable
-
     case = replace(load_case(folder), issue_cut=None)
     t = _Trial(case, seconds)
     how = strategy(case)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 
+from shapefuzz import BadInput
 from shapefuzz.systems.compile_settings import OPT_IN_CONFIGS, TOGGLE_CONFIGS, compile_config_names
 from shapefuzz.systems.needs import available, unavailable  # no torch import until called
 from shapefuzz.systems.ref.settings import config_names as _ref_config_names  # no sympy import
@@ -86,8 +87,6 @@ def targets_for(systems: tuple[str, ...] = (), configs: tuple[str, ...] = ()) ->
     only by name). The CLI and the pytest plugin both ask this. Raises BadInput naming the
     unknown system or config and what is known. Whether the running torch can run each pair is
     `available`'s question (Note [torch names] in needs.py; run_fuzz asks it)."""
-    from shapefuzz import BadInput
-
     fuzzable = [s for s in SYSTEMS if s != "eager"]
     for s in systems:
         if s not in fuzzable:

@@ -32,11 +32,13 @@ import torch._dynamo
 
 from shapefuzz.program import InputSpec, Program, interp
 from shapefuzz.program.codegen import HEADER, function_source
+from shapefuzz.program.variants import variants
 from shapefuzz.systems.common import (
     DecisionRecorder,
     capture,
     classify,
     first_line,
+    reference_run,
     shape_env_facts,
     torch_frame,
 )
@@ -112,8 +114,6 @@ def reference_for(program: Program, specs, result: RunResult, undefined: frozens
     """Eager, with some guard_or_* branches sent to their general arm when that is what the
     compiled call computed: which arm Dynamo took is not observable from outside, so every
     subset (at most 16) is tried and the first that agrees is the reference."""
-    from shapefuzz.systems.common import reference_run
-
     ref = reference_run(program, specs, frozenset())
     if compare_runs(ref, result, undefined) is None:
         return ref
@@ -149,8 +149,6 @@ def call_sequence(program: Program) -> list[tuple[InputSpec, ...]]:
     dynamic then compiles its symbolic graph at a large hint, so every size guard it records
     bounds the sizes from below and the smaller calls that follow test it), sizes 0 and 1
     last; the program's inputs again (the cache after all that must still be right)."""
-    from shapefuzz.program.variants import variants
-
     same = [v for v in variants(program, N_VARIANTS, 0) if _shapes(v) == _shapes(program.inputs)]
     resized = [v for v in variants(program, N_VARIANTS, 0) if _shapes(v) != _shapes(program.inputs)]
     resized.sort(key=lambda v: (any(n < 2 for s in v for n in s.shape), -sum(sum(s.shape) for s in v)))

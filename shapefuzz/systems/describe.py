@@ -4,6 +4,8 @@ the toggles and export front-end configs."""
 
 from __future__ import annotations
 
+from shapefuzz.systems.compile_settings import CompileSettings, settings_of
+
 __all__ = ["describe"]
 
 _OPTIMIZATIONS = {
@@ -64,8 +66,6 @@ def _part(system: str, part: str) -> str:
 
 
 def _compile(name: str) -> str:
-    from shapefuzz.systems.compile_settings import CompileSettings, settings_of
-
     s, base = settings_of(name), CompileSettings()
     bits = [f"backend={s.backend}"] if s.backend != base.backend else []
     if s.dynamic is not None:

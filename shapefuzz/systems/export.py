@@ -28,6 +28,7 @@ import torch
 from torch.export import Dim, export
 
 from shapefuzz.program import interp
+from shapefuzz.systems.compile import program_function, reference_for
 from shapefuzz.systems.graph_facts import bind_tensors, constant_dims, contract_violation
 from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
 from shapefuzz.systems.torch_toggles import (
@@ -105,8 +106,6 @@ class ExportSystem:
                        if k != "static" and n >= 2} or None for i, s in enumerate(program.inputs))
         fn = interp.program_fn(program, on_branch=on_branch)
         if strict:  # Dynamo traces Python source; the interpreter's registry would graph-break
-            from shapefuzz.systems.compile import program_function
-
             fn = program_function(program)
         # a failure is classified by observe_trace (common.classify sees through Dynamo's
         # UserError around a DDE)
@@ -167,8 +166,6 @@ def _with_branch_references(program, obs):
     heard by the interpreter's hook: the reference is eager with whichever subset of those
     branches forced to the general arm agrees (compile.reference_for), per run."""
     from dataclasses import replace
-
-    from shapefuzz.systems.compile import reference_for
 
     if obs.outcome.kind != "ok" or obs.artifact is None:
         return obs

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shapefuzz.program.questions import COMPARE, QProgram
+from shapefuzz.systems.common import classify
 from shapefuzz.systems.observation import by_position
 
 __all__ = ["HistoryRecord", "Live", "replay"]
@@ -103,8 +104,6 @@ def _ask_fresh(run, program: QProgram, live: Live, pos: int):
     try:
         run.ask(ins.args[0], COMPARE[ins.args[1]](run.arg(ins.args[2]), run.arg(ins.args[3])))
     except Exception as e:
-        from shapefuzz.systems.common import classify
-
         kind = classify(e).kind
         return (None, "") if kind == "dde" else (None, f"{type(e).__name__}: {str(e)[:200]}")
     e, a, how = run.raw[-1]

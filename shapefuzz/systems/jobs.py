@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shapefuzz.program import _input_from_json
 from shapefuzz.program.kinds import kind_of, load_program
+from shapefuzz.systems import get_system
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["Job", "run_job"]
@@ -31,8 +33,6 @@ def run_job(job: Job, parsed: dict | None = None) -> Observation:
             parsed.clear()  # one program at a time: its configs' jobs come together
             parsed[key] = hit
     program, variants = hit
-    from shapefuzz.systems import get_system
-
     system = get_system(job.system)
     reusing = getattr(system, "observe_reusing", None)
     if reusing is not None and parsed is not None:  # Note [unread toggles] (systems/ref/reuse.py)
@@ -46,8 +46,6 @@ def run_job(job: Job, parsed: dict | None = None) -> Observation:
 
 def _parse(job: Job) -> tuple:
     import json
-
-    from shapefuzz.program import _input_from_json
 
     program = load_program(json.loads(job.program_json))
     variants = [tuple(_input_from_json(k, s) for k, s in enumerate(v))

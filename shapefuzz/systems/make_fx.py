@@ -20,7 +20,7 @@ from shapefuzz.systems.torch_toggles import (
     fresh_fake_caches,
     small_sizes_outside_contract,
 )
-from shapefuzz.systems.traced import Trace, observe_trace
+from shapefuzz.systems.traced import Trace, input_binding, observe_trace
 
 __all__ = ["MakeFxSystem", "fakeify"]
 
@@ -51,8 +51,6 @@ def input_asserts_hold(se, fakes, real_inputs) -> tuple[bool, str]:
     insert_deferred_runtime_asserts cannot place them; they are checks on the inputs, made here
     as torch makes them for mark_unbacked inputs."""
     import sympy
-
-    from shapefuzz.systems.traced import input_binding
 
     binding = input_binding(fakes, real_inputs)
     for ras in se.deferred_runtime_asserts.values():

@@ -15,23 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from shapefuzz.systems.compile_settings import settings_of
+from shapefuzz.systems.torch_names import Need
+
 __all__ = ["Need", "Skip", "available", "missing", "needs_of", "unavailable"]
-
-
-@dataclass(frozen=True, slots=True)
-class Need:
-    """One torch name a config relies on, resolved lazily: `name` is dotted from `torch`; with
-    `fragment`, a compiled rewrite (Note [compiled rewrites] in rewrite.py) must find that
-    text exactly once in the object's source; with `param`, the callable must take that keyword."""
-
-    name: str
-    fragment: str = ""
-    param: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.name.startswith("torch."):
-            raise ValueError(f"Need name {self.name!r}: expected a dotted name from torch, e.g. "
-                             "'torch.fx.experimental.symbolic_shapes.ShapeEnv._maybe_guard_rel'")
 
 
 def missing(need: Need) -> str:
@@ -85,15 +72,13 @@ def needs_of(system: str, config: str) -> tuple[Need, ...]:
     if system in ("ref", "eager"):
         return ()
     if system == "compile":
-        from shapefuzz.systems.compile_settings import settings_of
-
         s = settings_of(config)
         return tuple(Need(n) for n in s.torch_names()) + _toggle_needs(s.toggles)
     return _toggle_needs(config)
 
 
 def _toggle_needs(config: str) -> tuple[Need, ...]:
-    from shapefuzz.systems import torch_toggles
+    from shapefuzz.systems import torch_toggles  # lazy: configs list without torch
 
     try:
         return torch_toggles.needs(config)

@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import sympy
 
-from shapefuzz.program.questions import QProgram
+from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.program.variants import question_variants as qvariants
 from shapefuzz.systems.observation import by_position
 
@@ -33,8 +33,6 @@ class QReplay:
 
 def with_values(program: QProgram, values: tuple[int, ...]) -> QProgram:
     """The same program with its backed hints / unbacked values replaced."""
-    from shapefuzz.program.questions import QInstr
-
     it = iter(values)
     return QProgram(tuple(QInstr(i.op, (next(it),)) if i.op in ("backed", "unbacked") else i
                           for i in program.instrs))

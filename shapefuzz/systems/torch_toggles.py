@@ -36,11 +36,12 @@ import torch.fx.experimental._config as fxx
 from torch.fx.experimental import sym_node as sn
 from torch.fx.experimental import symbolic_shapes as ss
 
-from shapefuzz.systems.needs import Need
+from shapefuzz.systems.compile_settings import settings_of
 from shapefuzz.systems.patching import patched as _patched
 from shapefuzz.systems.rewrite import counting as _counting
 from shapefuzz.systems.rewrite import counts_of as _counts_of
 from shapefuzz.systems.rewrite import rewrite as _rewrite
+from shapefuzz.systems.torch_names import Need
 
 __all__ = [
     "CONFIGS",
@@ -450,8 +451,6 @@ def unsupported_settings(system: str, config: str) -> tuple[str, ...]:
         return ()
     name = config
     if system == "compile":
-        from shapefuzz.systems.compile_settings import settings_of
-
         try:
             name = settings_of(config).toggles
         except (KeyError, ValueError):

@@ -15,6 +15,7 @@ import torch
 import torch.fx.experimental._config as fxx
 from torch.fx.experimental import symbolic_shapes as ss
 
+from shapefuzz.ops import get_op
 from shapefuzz.program import InputSpec, Program, interp
 from shapefuzz.systems import trace_history
 from shapefuzz.systems.claims import (
@@ -175,8 +176,6 @@ def first_divergence(program: Program, traced_env: list | None, binding: dict, f
     the first instruction whose symbolic result differs from eager's on the program's inputs
     (eager with the trace's fallbacks forced; `real`: that run, when the caller has it), or ()
     when none does or eager fails."""
-    from shapefuzz.ops import get_op
-
     if traced_env is None:
         return ()
     real = real if real is not None else eager_run(program, forced)

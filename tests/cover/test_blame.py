@@ -1,4 +1,4 @@
-"""Blame lines (Note [blame] in shapefuzz/oracles/findings.py): the guilty toggle of a config
+"""Blame lines (Note [blame] in shapefuzz/oracles/blame.py): the guilty toggle of a config
 differential; for a torch finding, whether ref sides with the truth (torch bug) or with torch."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from shapefuzz.campaign.evaluate import evaluate
-from shapefuzz.oracles.findings import Finding, blame
+from shapefuzz.oracles.blame import blame
+from shapefuzz.oracles.findings import Finding
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.systems.jobs import Job, run_job

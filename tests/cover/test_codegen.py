@@ -222,9 +222,9 @@ def script_program() -> Program:
     )
 
 
-def test_to_python_runs_standalone(tmp_path):
+def test_program_to_python_runs_standalone(tmp_path):
     p = script_program()
-    src = p.to_python()
+    src = codegen.program_to_python(p)
     assert "shapefuzz" not in src
     ast.parse(src)
     script = tmp_path / "repro.py"

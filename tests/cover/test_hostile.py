@@ -56,7 +56,7 @@ def assert_harmless(p: Program) -> None:
     """Anything accepted renders to source that only names torch, the guard functions and vK."""
     p.pretty()
     assert_source_harmless(codegen.function_source(p))
-    ast.parse(p.to_python())
+    ast.parse(codegen.program_to_python(p))
 
 
 def _fixed_lambdas() -> set[str]:

@@ -15,9 +15,13 @@ service it is given." Read as imports:
   compare_runs) is the data both sides share, so an oracle may import it anywhere;
 - the prover (shapefuzz/systems/prover/: sympy -> z3, `prove`) and the observation record import
   neither the systems nor the oracles, at any level;
-- the subpackages form layers, the pipeline's order (LAYERS): program and ops < systems <
-  oracles < cases < repro < report < campaign < the command line. A module imports nothing of a
-  higher layer at module level, and inside a function only where UPWARD lists why.
+- the subpackages form layers, the pipeline's order (LAYERS): ir (the types ops and programs
+  share) < program and ops < strategies (which draw programs of the ops) < systems < oracles <
+  cases < repro < report < campaign < the command line. A module imports nothing of a higher
+  layer at module level, and inside a function only where UPWARD lists why.
+
+tests/cover/test_import_graph.py reads the same imports as one graph: no cycle at any level,
+and a reason beside every import deferred into a function.
 
 Each exception names the file, the imported module and why; an exception whose file still
 exists but no longer has that import fails the test, so the list cannot outlive the reason for it
@@ -42,14 +46,15 @@ ORACLES_MAY_IMPORT_SYSTEMS_AT_TOP: dict[tuple[str, str], str] = {}
 #: module may import it
 SHARED_RECORD = "shapefuzz.systems.observation"
 
-#: the subpackages (and top-level modules) of shapefuzz/ from the lowest layer up
-LAYERS = (("program", "ops"), ("systems",), ("oracles",), ("cases",), ("repro",), ("report",),
-          ("campaign",), ("cli", "pytest_plugin", "__main__"))
+#: the subpackages (and top-level modules) of shapefuzz/ from the lowest layer up; strategies is
+#: shapefuzz.strategies (strategies/ beside shapefuzz/): it draws programs of the ops
+LAYERS = (("ir",), ("program", "ops"), ("strategies",), ("systems",), ("oracles",), ("cases",),
+          ("repro",), ("report",), ("campaign",), ("cli", "pytest_plugin", "__main__"))
 
-#: (file under shapefuzz/, imported module) -> why it may import a higher layer inside a function
+#: (file, imported module) -> why the file may import a higher layer inside a function
 UPWARD: dict[tuple[str, str], str] = {
-    ("cases/promote.py", "shapefuzz.repro"): "promoting a case writes its scripts afresh for the "
-    "corpus (the repro package reads cases, so it sits above them)",
+    ("shapefuzz/cases/promote.py", "shapefuzz.repro"): "promoting a case writes its scripts "
+    "afresh for the corpus (the repro package reads cases, so it sits above them)",
 }
 
 
@@ -58,12 +63,30 @@ class Import:
     module: str  # absolute dotted name: `from a import b` gives "a.b" as well as "a"
     line: int
     top: bool  # executed when the module is imported (not inside a function)
+    source: str = ""  # `from a import b`'s "a.b": "a", the module the name is taken from
 
 
-def _resolve(path: Path, root: Path, level: int, module: str | None) -> str:
-    """The absolute name of a relative import in `path` (a file of the package at `root`)."""
-    package = list(path.relative_to(root.parent).with_suffix("").parts)[:-1]  # __init__ too
-    base = package[: len(package) - (level - 1)]
+def sources(root: Path = PACKAGE) -> dict[Path, str]:
+    """The folders of the package -> their dotted names: pyproject.toml's package-dir maps
+    shapefuzz.strategies to strategies/ beside shapefuzz/."""
+    return {root: root.name, root.parent / "strategies": f"{root.name}.strategies"}
+
+
+def module_files(root: Path = PACKAGE) -> dict[str, Path]:
+    """Every module of the package by its dotted name (a package by its __init__.py)."""
+    out: dict[str, Path] = {}
+    for folder, name in sources(root).items():
+        for path in sorted(folder.rglob("*.py")) if folder.is_dir() else ():
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            out[".".join([name] + parts[: -1 if parts[-1] == "__init__" else None])] = path
+    return out
+
+
+def _resolve(path: Path, root: Path, level: int, module: str | None, name: str) -> str:
+    """The absolute name of a relative import in `path` (a file of the package `name` at
+    `root`)."""
+    package = name.split(".") + list(path.relative_to(root).with_suffix("").parts)[:-1]
+    base = package[: len(package) - (level - 1)]  # (an __init__'s package is its folder)
     return ".".join(base + ([module] if module else []))
 
 
@@ -79,13 +102,13 @@ def _dynamic(node: ast.Call) -> str | None:
 
 
 class _Imports(ast.NodeVisitor):
-    def __init__(self, path: Path, root: Path) -> None:
-        self.path, self.root = path, root
+    def __init__(self, path: Path, root: Path, name: str) -> None:
+        self.path, self.root, self.name = path, root, name
         self.depth = 0  # enclosing functions
         self.found: list[Import] = []
 
-    def _add(self, module: str, node: ast.AST) -> None:
-        self.found.append(Import(module, node.lineno, self.depth == 0))
+    def _add(self, module: str, node: ast.AST, source: str = "") -> None:
+        self.found.append(Import(module, node.lineno, self.depth == 0, source))
 
     def _function(self, node: ast.AST) -> None:
         self.depth += 1
@@ -99,10 +122,11 @@ class _Imports(ast.NodeVisitor):
             self._add(a.name, node)
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        base = _resolve(self.path, self.root, node.level, node.module) if node.level else node.module
+        base = (_resolve(self.path, self.root, node.level, node.module, self.name)
+                if node.level else node.module)
         self._add(base, node)
         for a in node.names:
-            self._add(f"{base}.{a.name}", node)
+            self._add(f"{base}.{a.name}", node, base)
 
     def visit_Call(self, node: ast.Call) -> None:
         name = _dynamic(node)
@@ -111,10 +135,18 @@ class _Imports(ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def imports_of(path: Path, root: Path = PACKAGE) -> list[Import]:
-    v = _Imports(path, root)
+def imports_of(path: Path, root: Path = PACKAGE, name: str = "") -> list[Import]:
+    """Every import statement of `path`, a file of the package `name` (root's folder name by
+    default) at `root`."""
+    v = _Imports(path, root, name or root.name)
     v.visit(ast.parse(path.read_text(), str(path)))
     return v.found
+
+
+def module_imports(path: Path, root: Path = PACKAGE) -> list[Import]:
+    """imports_of for a file of module_files(root): one of shapefuzz/ or strategies/."""
+    folder, name = next((f, n) for f, n in sources(root).items() if f in path.parents)
+    return imports_of(path, folder, name)
 
 
 def _within(module: str, package: str) -> bool:
@@ -190,12 +222,12 @@ def _layer(name: str) -> int | None:
 def _upward(root: Path) -> list[str]:
     """Imports of a higher layer (LAYERS): never at module level, in a function only by UPWARD."""
     out, used, lines = [], set(), set()
-    for path in sorted(root.rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        mine = _layer(rel.split("/")[0].removesuffix(".py"))
-        for imp in imports_of(path, root) if mine is not None else ():
+    for name, path in module_files(root).items():
+        rel = path.relative_to(root.parent).as_posix()  # shapefuzz/... or strategies/...
+        mine = _layer(name.split(".")[1]) if "." in name else None
+        for imp in module_imports(path, root) if mine is not None else ():
             parts = imp.module.split(".")
-            theirs = _layer(parts[1]) if parts[0] == "shapefuzz" and len(parts) > 1 else None
+            theirs = _layer(parts[1]) if parts[0] == root.name and len(parts) > 1 else None
             if theirs is None or theirs <= mine or (rel, imp.line) in lines:
                 continue
             lines.add((rel, imp.line))
@@ -204,10 +236,10 @@ def _upward(root: Path) -> list[str]:
                 used.add(key)
                 continue
             where = "at module level" if imp.top else "without a reason in UPWARD"
-            out.append(f"shapefuzz/{rel}:{imp.line} imports {imp.module} {where}: "
-                       f"{parts[1]} is a higher layer than {rel.split('/')[0]}")
+            out.append(f"{rel}:{imp.line} imports {imp.module} {where}: "
+                       f"{parts[1]} is a higher layer than {name.split('.')[1]}")
     out += [f"the UPWARD exception {k} no longer matches an import: delete it"
-            for k in sorted(set(UPWARD) - used) if (root / k[0]).exists()]
+            for k in sorted(set(UPWARD) - used) if (root.parent / k[0]).exists()]
     return sorted(set(out))
 
 

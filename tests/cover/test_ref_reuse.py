@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from shapefuzz.program import InputSpec, Instr, Program, Ref
 from shapefuzz.program.kinds import KINDS
+from shapefuzz.strategies import programs_of_kind
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import CONFIGS
 from shapefuzz.systems.ref import RefSystem
@@ -34,7 +35,7 @@ def _all_configs(program) -> tuple[list, list, int]:
 
 def test_shared_observations_equal_fresh_ones_over_generated_programs():
     runs: list[int] = []
-    strat = st.one_of(*(KINDS[k].strategy(GenSettings()) for k in KINDS))
+    strat = st.one_of(*(programs_of_kind(k, GenSettings()) for k in KINDS))
 
     @seed(14)
     @settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))

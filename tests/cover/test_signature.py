@@ -274,7 +274,8 @@ def test_a_key_read_back_renders_exactly_and_equals_the_fresh_signature(key):
 
 
 def test_fields_are_read_not_parsed_by_consumers():
-    from shapefuzz.oracles.findings import Finding, blame
+    from shapefuzz.oracles.blame import blame
+    from shapefuzz.oracles.findings import Finding
     from shapefuzz.oracles.frontends import pair_of
 
     cfg = Finding("config-differential", "high", "torch-env", "all-slow", "config-mismatch", "s",

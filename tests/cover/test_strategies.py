@@ -184,3 +184,16 @@ def test_cached_choice_strategies_are_shared_and_typed():
 
     draw()
     assert seen == {(float, bool, list)}
+
+
+def test_every_program_kind_has_a_strategy():
+    """Note [program kinds]: a kind's strategy lives in shapefuzz.strategies (a layer above the
+    programs); a kind without one could never be generated: add it to programs_of_kind."""
+    from shapefuzz.program.kinds import KINDS
+    from shapefuzz.program.questions import QProgram
+    from shapefuzz.strategies import programs_of_kind
+
+    drawn = {k: sample(programs_of_kind(k, GenSettings(max_ops=2)), 3) for k in KINDS}
+    assert all(isinstance(p, Program) for p in drawn["tensors"]), drawn
+    assert all(isinstance(p, QProgram) for p in drawn["questions"]), drawn
+    assert all(p.kind == k for k, ps in drawn.items() for p in ps)

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 import sympy
 
 from shapefuzz.program.questions import FALLBACK
+from shapefuzz.systems.observation import Outcome
 from shapefuzz.systems.ref.env import Node, RefEnv
+from shapefuzz.systems.ref.exprs import expr_str
 from shapefuzz.systems.ref.facts import axiom_lookup, negate, record_assert, record_guard
 from shapefuzz.systems.ref.ranges import Interval, decide
 
@@ -36,6 +38,7 @@ __all__ = [
     "ask",
     "check",
     "fast_compare",
+    "outcome_of",
     "range_only",
     "should_skip_static_eval",
     "static_eval",
@@ -58,6 +61,18 @@ class CheckFailed(Exception):
     def __init__(self, expr: sympy.Basic, how: str):
         self.expr = expr
         super().__init__(f"Expected cond to be True, but got False: {expr} is False ({how})")
+
+
+def outcome_of(failure: Exception | None) -> Outcome:
+    """A reference run's outcome as torch reports it: `failure` raised (None: it finished)."""
+    if failure is None:
+        return Outcome("ok")
+    if isinstance(failure, DataDependentError):
+        return Outcome("dde", "GuardOnDataDependentSymNode", str(failure), "",
+                       expr_str(failure.expr))
+    if isinstance(failure, CheckFailed):
+        return Outcome("error", "RuntimeError", str(failure))
+    return Outcome("error", type(failure).__name__, str(failure))
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from shapefuzz.program.questions import BINOPS, COMPARE, QProgram
 from shapefuzz.systems.ref.env import NO_HINT, Node, RefEnv
 from shapefuzz.systems.ref.evaluate import Answer, CheckFailed, DataDependentError, ask, check
 from shapefuzz.systems.ref.exprs import build_binop, build_relational, is_symbol_sum
+from shapefuzz.systems.ref.ranges import Interval
 from shapefuzz.systems.ref.settings import RefSettings
 
 __all__ = ["Trace", "binop", "relational", "run"]
@@ -88,8 +89,6 @@ def constrain(env: RefEnv, node: Node, lo: int, hi: int, at: int) -> list:
     given]): a symbol's range narrows (size-like when lo >= 0), a constant is checked, any
     other expression is ignored. Returns the axioms it adds."""
     import sympy
-
-    from shapefuzz.systems.ref.ranges import Interval
 
     e = env.expr_of(node)
     if e.is_Integer:

@@ -12,11 +12,11 @@ import sympy
 
 from shapefuzz.program.questions import QProgram
 from shapefuzz.systems.claims import dde_check, hint_sanity, question_checks
-from shapefuzz.systems.observation import Decision, Observation, Outcome
+from shapefuzz.systems.observation import Decision, Observation
 from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings
 from shapefuzz.systems.ref.claims import Z3_CONFIGS
 from shapefuzz.systems.ref.env import Node, RefEnv, concrete
-from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
+from shapefuzz.systems.ref.evaluate import DataDependentError, outcome_of
 from shapefuzz.systems.ref.execute import Trace, run
 from shapefuzz.systems.ref.exprs import expr_str, text
 from shapefuzz.systems.ref.reuse import Reads, ReuseMemo, renamed
@@ -58,7 +58,7 @@ class RefSystem:
             axioms, smt = ref_checks(program, trace)  # z3 over its claims (systems.claims)
             return replace(obs, axioms=axioms, smt=smt)
         # a tensor program: each op's symbolic shape rule (shapefuzz/systems/ref/tensors.py)
-        from shapefuzz.systems.ref.tensors import observe_tensors
+        from shapefuzz.systems.ref.tensors import observe_tensors  # lazy: torch for tensors only
 
         return observe_tensors(self.name, config, program, settings)
 
@@ -73,7 +73,7 @@ def observation(system: str, config: str, program: QProgram, trace: Trace) -> Ob
     binding = _binding(program, env)
     subs = {s: sympy.Integer(v) for s, v in binding.items()}
     return Observation(
-        system, config, _outcome(trace.failure),
+        system, config, outcome_of(trace.failure),
         decisions=tuple(Decision(expr_str(a.expr), str(a.value), a.how) for a in trace.answers),
         guards=tuple(expr_str(g) for g in env.guards),
         asserts=tuple(expr_str(a) for a in env.asserts),
@@ -83,17 +83,6 @@ def observation(system: str, config: str, program: QProgram, trace: Trace) -> Ob
         binding=tuple(sorted((str(s), v) for s, v in binding.items())),
         out_eval=tuple(_evaluate(e, subs) for e in exprs),
     )
-
-
-def _outcome(failure: Exception | None) -> Outcome:
-    if failure is None:
-        return Outcome("ok")
-    if isinstance(failure, DataDependentError):
-        return Outcome("dde", "GuardOnDataDependentSymNode", str(failure), "",
-                       expr_str(failure.expr))
-    if isinstance(failure, CheckFailed):
-        return Outcome("error", "RuntimeError", str(failure))
-    return Outcome("error", type(failure).__name__, str(failure))
 
 
 def _final_expr(env: RefEnv, node: Node) -> sympy.Basic:

@@ -22,9 +22,12 @@ import sympy
 
 from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import Branch
-from shapefuzz.program import InputSpec, Program, Ref
-from shapefuzz.systems.ref.env import RefEnv
-from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError
+from shapefuzz.program import InputSpec, Program, Ref, interp
+from shapefuzz.systems.common import capture, first_line
+from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult, Value
+from shapefuzz.systems.ref.claims import tensor_claims
+from shapefuzz.systems.ref.env import RefEnv, concrete
+from shapefuzz.systems.ref.evaluate import CheckFailed, DataDependentError, outcome_of
 from shapefuzz.systems.ref.exprs import expr_str
 from shapefuzz.systems.ref.settings import RefSettings
 from shapefuzz.systems.ref.shapes import RuleError, Shapes, SymInt, SymTensor
@@ -170,10 +173,6 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
     artifact of its own: its executable semantics is the lockstep eager run (Note [lockstep]),
     recorded as both `reference` and `artifact`, so the eager-agreement oracle checks what the
     reference claims about shapes (its symbolic output shapes under the binding)."""
-    from shapefuzz.program import interp
-    from shapefuzz.systems.common import first_line
-    from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult
-
     try:
         tr = run_tensors(program, settings, interp.make_inputs(program.inputs))
     except NoShapeRule as e:
@@ -213,9 +212,6 @@ def observe_tensors(system: str, config: str, program: Program, settings: RefSet
 def _z3(program: Program, tr: TensorTrace, config: str, settings: RefSettings) -> dict:
     """Observation.axioms and .smt: Note [ref tensor claims] (shapefuzz/systems/ref/claims.py)."""
     from dataclasses import replace
-
-    from shapefuzz.program import interp
-    from shapefuzz.systems.ref.claims import tensor_claims
 
     def replay(specs):
         try:
@@ -269,9 +265,6 @@ def _false_under(a, binding: dict, backed: dict) -> bool:
 def _shape_of(v):
     """An eager output as the reference records it: shapes and SymInt values, no element data
     (only what its shape claims are checked against; the data is eager's own business)."""
-    from shapefuzz.systems.common import capture
-    from shapefuzz.systems.observation import Value
-
     shape = getattr(v, "shape", None)
     if shape is not None:
         return Value("tensor", tuple(int(n) for n in shape), capture(v.new_empty(0)).dtype, ())
@@ -279,12 +272,9 @@ def _shape_of(v):
 
 
 def _tensor_outcome(failure: Exception):
-    from shapefuzz.systems.observation import Outcome
-    from shapefuzz.systems.ref.system import _outcome
-
     if isinstance(failure, RuleError):
         return Outcome("error", failure.exc_type, str(failure))
-    return _outcome(failure)
+    return outcome_of(failure)
 
 
 def _value_exprs(env: RefEnv, v):
@@ -298,8 +288,6 @@ def _show_value(show, e) -> str:
 
 
 def _eval_value(e, subs) -> str:
-    from shapefuzz.systems.ref.env import concrete
-
     try:
         vals = [concrete(x.xreplace(subs)) for x in (e if isinstance(e, list) else [e])]
     except (ZeroDivisionError, TypeError):
