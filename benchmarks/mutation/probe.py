@@ -119,19 +119,29 @@ def _questions(n: int) -> list:
     """`n` question programs (torch-env's kind), derandomized like bench.generate's set."""
     from hypothesis import HealthCheck, given, seed, settings
 
-    from shapefuzz.program.kinds import KINDS
-
     out: list = []
 
     @seed(0)
     @settings(database=None, max_examples=n, derandomize=True, deadline=None,
               suppress_health_check=list(HealthCheck))
-    @given(KINDS["questions"].strategy(_gen()))
+    @given(_question_strategy())
     def collect(p):
         out.append(p)
 
     collect()
     return out
+
+
+def _question_strategy():
+    """The question programs' strategy, from the strategies layer (an older shapefuzz, which a
+    score's "before" side may run, kept it on the program kind)."""
+    try:
+        from shapefuzz.strategies import programs_of_kind
+    except ImportError:
+        from shapefuzz.program.kinds import KINDS
+
+        return KINDS["questions"].strategy(_gen())
+    return programs_of_kind("questions", _gen())
 
 
 def _gen():

@@ -47,6 +47,9 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
                            f"but its fallback is {fb}", d.expr, mode)]
             continue
         if d.answer != str(want):
+            v = _wrong_operand(program, k, obs.out_eval, t.values)
+            if v is not None and t.failed_check is None:  # Note [a claim over a wrong value]
+                return _values(program, obs, t)
             return [_f(obs, f"wrong-{d.how}", f"question {k}: {mode}({d.expr}) answered {d.answer} "
                        f"({d.how}); the concrete answer is {want}", d.expr, mode, answer=d.answer,
                        question=_question(program, obs, k))]
@@ -72,6 +75,8 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
         for k, d in enumerate(obs.decisions[: len(t2.answers)]):
             mode = program.instrs[asks[k]].args[0]
             if d.how != "fallback" and mode not in UNCHECKED_MODES and d.answer != str(t2.answers[k]):
+                if _wrong_operand(program, k, r.out_eval, t2.values) is not None:
+                    break  # Note [a claim over a wrong value]: the values' loop below names it
                 return [_f(obs, "unsound-guards", f"question {k}: {mode}({d.expr}) was answered {d.answer} "
                            f"({d.how}); with values {list(r.values)} every guard and assert holds "
                            f"but the concrete answer is {t2.answers[k]}\nguards: {list(obs.guards)}"
@@ -83,6 +88,25 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
                            f"{list(r.values)} (guards and asserts hold); concretely {t2.values[k]}",
                            expr, "value", i, at=_wrong_at(program, obs, k))]
     return []
+
+
+# Note [a claim over a wrong value]: a question reads values whose expressions torch built
+# earlier; when an operand's expression already evaluates wrong (torch folded `max(s0, 1)` to
+# `s0` assuming a size-0 backed symbol is positive), the claim over it is wrong only through
+# that value: its question, over the operands' expressions, is `s0 == s0`, which no assumption
+# is needed for, so the claim's bucket was its folded text `C`, a new bucket for the known root
+# cause (torch 2.13.0, campaign_bench torch-env seed 1). The wrong value is reported instead,
+# with its own root-cause bucket (_wrong_at), as the values' check would have.
+def _wrong_operand(program: QProgram, k: int, evaluated, values) -> int | None:
+    """The first operand of question k whose expression evaluates to other than its concrete
+    value (`evaluated`: the observation's or a replay's out_eval), or None."""
+    _, _, a, b = program.instrs[program.asks()[k]].args
+    for x in (a, b):
+        if isinstance(x, Ref) and x.index < min(len(evaluated), len(values)):
+            got = evaluated[x.index]
+            if got and got != str(values[x.index]):
+                return x.index
+    return None
 
 
 def _values(program: QProgram, obs: Observation, t) -> list[Finding]:

@@ -263,3 +263,37 @@ def test_an_unsound_value_expr_repro_checks_the_value_at_the_other_values(config
     r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True)
     assert r.returncode == code, r.stdout + r.stderr
     assert ("BUG: value v1" in r.stdout) == (code == 1), r.stdout
+
+
+# v0 = backed(2); v1 = max(v0, 1); ask(bool, v1 == v0): torch folds max(s0, 1) to s0 when it takes
+# a backed symbol for positive, so the question it is asked is s0 == s0 (sympy: True)
+FOLD = QProgram((QInstr("backed", (2,)), QInstr("binop", ("max", Ref(0), 1)),
+                 QInstr("ask", ("bool", "==", Ref(1), Ref(0)))))
+
+
+def _folded(evals=("2", "2"), replays=()):
+    return Observation("torch-env", "no-specialize-zero-one", Outcome("ok"), (Decision("True", "True", "static"),),
+                       (), (), out_exprs=("s0", "s0"), binding=(("s0", 2),), out_eval=evals,
+                       qreplays=replays)
+
+
+def test_a_claim_over_a_wrong_value_is_the_value_s_finding():
+    """Note [a claim over a wrong value]: at s0 = 0 the claim is false only because v1 = s0 is
+    (concretely 1); the finding is the value's, bucketed by the rule that built it."""
+    from shapefuzz.systems.qreplay import QReplay
+
+    (f,) = truth_agreement(FOLD, _folded(replays=(QReplay((0,), True, ("0", "0")),)))
+    assert (f.kind, f.signature.shape) == ("unsound-value-expr", "wrong[max(sym,const)]"), f
+    assert "v1 = s0" in f.detail
+
+
+def test_a_wrong_claim_over_right_values_is_still_the_claim_s_finding():
+    from shapefuzz.systems.qreplay import QReplay
+
+    # the same claim where every operand evaluates right: the claim itself is wrong
+    right = QProgram((QInstr("backed", (2,)), QInstr("ask", ("bool", "==", Ref(0), 0))))
+    o = Observation("torch-env", "default", Outcome("ok"), (Decision("Eq(s0, 0)", "True", "static"),),
+                    (), (), out_exprs=("s0",), binding=(("s0", 2),), out_eval=("2",),
+                    qreplays=(QReplay((3,), True, ("3",)),))
+    kinds = [f.kind for f in truth_agreement(right, o)]
+    assert kinds == ["wrong-static"], kinds
