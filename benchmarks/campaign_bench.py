@@ -122,13 +122,13 @@ def _floor_one(system: str, config: str, program) -> None:
         with applied(config) as cfg:
             MakeFxSystem()._trace(program, lambda *a, **k: None, cfg.toggles)
     elif system == "export":
-        from shapefuzz.systems.export import DECOMPOSED, EXPORT_CONFIGS, ExportSystem
+        from shapefuzz.systems.configs import config_of
+        from shapefuzz.systems.export import ExportSystem
 
-        strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
+        c = config_of("export", config)
         fresh_fake_caches()
-        with applied(config if config not in EXPORT_CONFIGS else "default", frontend="export") as cfg:
-            ExportSystem()._trace(program, lambda *a, **k: None, strict, kind, cfg.toggles,
-                                  config in DECOMPOSED)
+        with applied(c.toggles, frontend="export") as cfg:
+            ExportSystem()._trace(program, lambda *a, **k: None, c.strict, c.dims, cfg.toggles, c.decomposed)
     elif system == "torch-env":
         import torch.fx.experimental._config as fxx
         from torch.fx.experimental.symbolic_shapes import ShapeEnv

@@ -226,24 +226,21 @@ def replay(paths, max_elements, record):
 def systems():
     """List every system, the configs it runs by default, and what each named config switches."""
     from shapefuzz.systems import (  # lazy: keeps --help at click alone
-        CONFIGS,
-        DEFAULT_CONFIGS,
-        OPT_IN,
-        SYSTEMS,
+        REGISTRY,
         targets_for,
         unavailable,
     )
-    from shapefuzz.systems.describe import describe  # lazy: keeps --help at click alone
+    from shapefuzz.systems.configs import default_names  # lazy: keeps --help at click alone
 
-    every = [(s, c) for s in SYSTEMS for c in CONFIGS[s] + tuple(OPT_IN.get(s, ()))]
+    every = [(s, c) for s, configs in REGISTRY.items() for c in configs]
     gone = {(k.system, k.config): k.reason for k in unavailable(every)}  # Note [torch names]
     click.echo("a campaign without --system runs: " + ", ".join(f"{s} {c}" for s, c in targets_for()))
-    for s in SYSTEMS:
-        click.echo(f"{s} (runs by default: {', '.join(DEFAULT_CONFIGS.get(s, CONFIGS[s]))})")
-        for c in CONFIGS[s] + tuple(OPT_IN.get(s, ())):
-            opt_in = " [opt-in: only when named]" if c in OPT_IN.get(s, ()) else ""
-            why = f" [unavailable: {gone[s, c]}; a campaign skips it]" if (s, c) in gone else ""
-            click.echo(f"  {c:<34} {describe(s, c)}{opt_in}{why}")
+    for s, configs in REGISTRY.items():
+        click.echo(f"{s} (runs by default: {', '.join(default_names(s))})")
+        for c in configs.values():
+            opt_in = " [opt-in: only when named]" if c.opt_in else ""
+            why = f" [unavailable: {gone[s, c.name]}; a campaign skips it]" if (s, c.name) in gone else ""
+            click.echo(f"  {c.name:<34} {c.switches}{opt_in}{why}")
 
 
 @cli.command()

@@ -54,20 +54,17 @@ def oracles() -> str:
 def configs() -> str:
     """One section per system: every named config, whether a campaign runs it by default, what
     it switches and the torch names it relies on (Note [torch names])."""
-    from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS, targets_for
-    from shapefuzz.systems.describe import describe
+    from shapefuzz.systems import REGISTRY, targets_for
     from shapefuzz.systems.needs import needs_of
 
     default_run = ", ".join(f"`{s} {c}`" for s, c in targets_for())
     out = [f"A campaign without `--system` runs {default_run}.", ""]
-    for system in SYSTEMS:
-        defaults = DEFAULT_CONFIGS.get(system, CONFIGS[system])
+    for system, configs in REGISTRY.items():
         rows = []
-        for c in CONFIGS[system] + tuple(OPT_IN.get(system, ())):
-            when = "opt-in (by name only)" if c in OPT_IN.get(system, ()) else \
-                "yes" if c in defaults else "with `--config all` or by name"
-            needs = ", ".join(f"`{_need(n)}`" for n in needs_of(system, c)) or "-"
-            rows.append((f"`{c}`", when, describe(system, c), needs))
+        for c in configs.values():
+            when = "opt-in (by name only)" if c.opt_in else "yes" if c.default else "with `--config all` or by name"
+            needs = ", ".join(f"`{_need(n)}`" for n in needs_of(system, c.name)) or "-"
+            rows.append((f"`{c.name}`", when, c.switches, needs))
         out += [f"### {system}", "", _rows(("config", "runs by default", "what it switches",
                                              "torch names it relies on"), rows), ""]
     return "\n".join(out)

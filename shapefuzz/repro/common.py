@@ -27,6 +27,7 @@ from typing import Any
 
 from shapefuzz.oracles import get_oracle, help_table
 from shapefuzz.systems.compile_settings import settings_of as compile_settings
+from shapefuzz.systems.configs import config_of, is_config
 from shapefuzz.systems.parser_lock import parse as locked
 
 __all__ = ["Settings", "block", "compares", "doc", "function", "fx_lines", "fx_switches", "harness",
@@ -80,22 +81,24 @@ class Settings:
     dim_kind: str = "dynamic"
     small_static: bool = False
     slow: tuple[str, ...] = ()
-
-
-_EXPORT = {"strict": (True, "dynamic"), "dim-auto": (False, "auto"), "named-dims": (False, "named"),
-           "strict+named-dims": (True, "named"), "named-dims+decomposed": (False, "named")}
+    decomposed: bool = False  # export: the script replays ep.run_decompositions()
 
 
 def settings_of(system: str, config: str) -> Settings:
+    """The Settings of a finding's config, read from its registered Config (systems/configs.py).
+    A name `system` does not register (a ref finding's "all-off" asked of torch-env) keeps the
+    default front end and torch's default toggles unless it names a torch_toggles config."""
     from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLES  # lazy: text needs no torch
     from shapefuzz.systems.torch_toggles import toggles  # lazy: script text needs no torch
 
-    if system == "compile":
-        config = compile_settings(config).toggles
-    strict, dims = _EXPORT.get(config, (False, "dynamic"))
-    t = toggles(config if config in TOGGLES else "default")
-    return Settings(t.env_kwargs(), t.fx_overrides(), strict and system == "export", dims,
-                    t.backed_size_oblivious, t.slow_paths())
+    c = config_of(system, config) if is_config(system, config) else None
+    if c is None and system == "compile":
+        config = compile_settings(config).toggles  # raises naming the known compile configs
+    name = c.toggles if c is not None else config if config in TOGGLES else "default"
+    t = toggles(name)
+    front = c or config_of("export", "default")
+    return Settings(t.env_kwargs(), t.fx_overrides(), front.strict, front.dims,
+                    t.backed_size_oblivious, t.slow_paths(), front.decomposed)
 
 
 def fx_switches(case, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -169,7 +169,7 @@ def check(case, torch_version: str = "") -> str:
             f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n",
             f"ENV_KWARGS = {s.env_kwargs!r}\n", f"FX_CONFIG = {common.fx_switches(case, s.fx)!r}\n",
             f"STRICT = {s.strict!r}\n", f"DIM_KIND = {s.dim_kind!r}\n",
-            f"DECOMPOSE = {f.config.endswith('decomposed')!r}\n",
+            f"DECOMPOSE = {s.decomposed!r}\n",
             f"SMALL_STATIC = {s.small_static!r}\n", "\n\n", code]
     imports += common.imports_of(traced_issue)  # what the program's source may name
     return common.script(common.doc(case, torch_version, signature=True), imports, data, banner=False)

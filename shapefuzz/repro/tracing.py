@@ -72,7 +72,7 @@ def trace_call(case, plan: Plan, s: common.Settings, bind: bool = True) -> str:
         args.append(f"dynamic_shapes=({', '.join(specs)}{',' if len(specs) == 1 else ''})")
     if s.strict:
         args.append("strict=True")
-    decompose = ".run_decompositions()" if case.finding.config.endswith("decomposed") else ""
+    decompose = ".run_decompositions()" if s.decomposed else ""
     call = f"export({', '.join(args)}){decompose}"
     return f"ep = {call}\ngm = ep.module()" if bind else call
 

@@ -18,9 +18,8 @@ from __future__ import annotations
 import importlib
 
 from shapefuzz import BadInput
-from shapefuzz.systems.compile_settings import OPT_IN_CONFIGS, TOGGLE_CONFIGS, compile_config_names
+from shapefuzz.systems.configs import REGISTRY, Config, config_of, default_names  # no torch import
 from shapefuzz.systems.needs import available, unavailable  # no torch import until called
-from shapefuzz.systems.ref.settings import config_names as _ref_config_names  # no sympy import
 
 __all__ = [
     "CONFIGS",
@@ -28,9 +27,12 @@ __all__ = [
     "DEFAULT_SYSTEMS",
     "KINDS",
     "OPT_IN",
+    "REGISTRY",
     "SYSTEMS",
+    "Config",
     "accepts",
     "available",
+    "config_of",
     "get_system",
     "targets_for",
     "unavailable",
@@ -44,25 +46,14 @@ SYSTEMS = {
     "torch-env": ("shapefuzz.systems.torch_env", "TorchEnvSystem"),
     "ref": ("shapefuzz.systems.ref", "RefSystem"),
 }
-#: named configs per system; "default" is torch's own defaults.
-CONFIGS = {name: ("default",) for name in SYSTEMS}
-# written out so that the campaign process need not import torch; tests check them against
-# torch_toggles.config_names()
-CONFIGS["torch-env"] = ("default", "agfs=1", "agfs=2", "stack-traces-off",
-                        "slow:expr-cache", "slow:smart-sort", "slow:relationals", "slow:no-hint",
-                        "slow:skip-static", "slow:add-from-args", "slow:fast-eval-comparison",
-                        "all-slow", "no-specialize-zero-one", "no-duck-shape",
-                        "backed-size-oblivious", "prefer-deferred")
-CONFIGS["ref"] = _ref_config_names()
-CONFIGS["make_fx"] = ("default",) + TOGGLE_CONFIGS
-CONFIGS["export"] = ("default", "strict", "dim-auto", "named-dims", "strict+named-dims", "decomposed",
-                     "named-dims+decomposed") + TOGGLE_CONFIGS
-CONFIGS["compile"] = compile_config_names()
+#: named configs per system (opt-in ones aside), derived from the registry (systems/configs.py);
+#: "default" is torch's own defaults. Names, not Configs: names are the contract (Note [config
+#: names are the contract])
+CONFIGS = {s: tuple(c.name for c in REGISTRY[s].values() if not c.opt_in) for s in SYSTEMS}
 #: configs run only when named (--config inductor); slower than the rest
-OPT_IN = {"compile": tuple(OPT_IN_CONFIGS)}
+OPT_IN = {s: tuple(c.name for c in REGISTRY[s].values() if c.opt_in) for s in SYSTEMS}
 #: configs a campaign runs when no --config is given (the traced systems are slow per config)
-DEFAULT_CONFIGS = {"make_fx": ("default",), "export": ("default",),
-                   "compile": ("default", "dynamic=True", "mark-dynamic", "aot_eager")}
+DEFAULT_CONFIGS = {s: default_names(s) for s in SYSTEMS}
 # Note [default systems]: a campaign that names no system runs make_fx and export on tensor
 # programs and torch-env, under its default config only, on question programs (the campaign
 # draws each program from either kind). The mutation benchmark (benchmarks/mutation_bench.py)

@@ -1,6 +1,8 @@
-"""One line per named config saying what it switches (`shapefuzz systems`), read from the
-settings values themselves where they are data (compile settings) and from the table below for
-the toggles and export front-end configs."""
+"""One line per named config saying what it switches, read from the settings values themselves
+where they are data (compile settings) and from the tables below for the toggles and the ref
+configs. The registry (systems/configs.py) asks it once per config and keeps the line as
+Config.switches, which `shapefuzz systems` and the docs print; export's front ends (strict,
+dim-auto, named-dims, decomposed) are written there, next to what they set."""
 
 from __future__ import annotations
 
@@ -33,13 +35,6 @@ _TORCH = {
                        "argument, Dynamo config)",
 }
 
-_EXPORT = {
-    "strict": "torch.export.export(strict=True): Dynamo traces the program's source",
-    "dim-auto": "dynamic dims declared Dim.AUTO",
-    "named-dims": "dynamic dims declared as named Dim(min=2, max=...)",
-    "decomposed": "the exported program after ep.run_decompositions() is what runs",
-}
-
 _REF = {
     "default": "shapefuzz's reference ShapeEnv, every optimization on",
     "all-off": "reference ShapeEnv, every optimization off (the config differential's baseline)",
@@ -54,8 +49,6 @@ def describe(system: str, name: str) -> str:
 
 
 def _part(system: str, part: str) -> str:
-    if system == "export" and part in _EXPORT:
-        return _EXPORT[part]
     if system == "ref" and part in _REF:
         return _REF[part]
     if part.startswith("slow:"):

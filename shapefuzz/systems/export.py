@@ -29,6 +29,7 @@ from torch.export import Dim, export
 
 from shapefuzz.program import interp
 from shapefuzz.systems.compile import program_function, reference_for
+from shapefuzz.systems.configs import EXPORT_FRONT_ENDS, config_of
 from shapefuzz.systems.graph_facts import bind_tensors, constant_dims, contract_violation
 from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
 from shapefuzz.systems.torch_toggles import (
@@ -39,19 +40,13 @@ from shapefuzz.systems.torch_toggles import (
 )
 from shapefuzz.systems.traced import Trace, observe_trace
 
-__all__ = ["EXPORT_CONFIGS", "ExportSystem", "export_config_names"]
-
-#: config -> (strict, dim kind); torch_toggles configs use the default export
-EXPORT_CONFIGS = {"default": (False, "dynamic"), "strict": (True, "dynamic"),
-                  "dim-auto": (False, "auto"), "named-dims": (False, "named"),
-                  "strict+named-dims": (True, "named"), "decomposed": (False, "dynamic"),
-                  "named-dims+decomposed": (False, "named")}
-#: configs that replay ep.run_decompositions() instead of the exported program
-DECOMPOSED = frozenset({"decomposed", "named-dims+decomposed"})
+__all__ = ["ExportSystem", "export_config_names"]
 
 
 def export_config_names() -> tuple[str, ...]:
-    return tuple(EXPORT_CONFIGS) + tuple(c for c in TOGGLE_CONFIGS if c != "default")
+    """export's configs as torch_toggles knows them (tests check them against the registry's):
+    its front ends (systems/configs.py), then every torch_toggles config on the default one."""
+    return EXPORT_FRONT_ENDS + tuple(c for c in TOGGLE_CONFIGS if c != "default")
 
 
 def _dim(kind: str, i: int, d: int, n: int):
@@ -87,14 +82,13 @@ class ExportSystem:
     name = "export"
 
     def observe(self, program, config: str, variants):
-        strict, kind = EXPORT_CONFIGS.get(config, (False, "dynamic"))
+        c = config_of(self.name, config)  # the front end and the toggles (systems/configs.py)
         fresh_fake_caches()
-        decompose = config in DECOMPOSED
-        with applied(config if config not in EXPORT_CONFIGS else "default", frontend="export") as cfg:
+        with applied(c.toggles, frontend="export") as cfg:
             obs = observe_trace(self.name, config, program, variants,
-                                lambda hook: self._trace(program, hook, strict, kind, cfg.toggles, decompose))
+                                lambda hook: self._trace(program, hook, c.strict, c.dims, cfg.toggles, c.decomposed))
         obs = replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
-        return _with_branch_references(program, obs) if strict else obs
+        return _with_branch_references(program, obs) if c.strict else obs
 
     def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic",
                toggles: TorchToggles | None = None, decompose: bool = False) -> Trace:
