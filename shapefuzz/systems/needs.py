@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from shapefuzz.systems.compile_settings import settings_of
+from shapefuzz.systems.configs import config_of, is_config
 from shapefuzz.systems.torch_names import Need
 
 __all__ = ["Need", "Skip", "available", "missing", "needs_of", "unavailable"]
@@ -74,7 +75,8 @@ def needs_of(system: str, config: str) -> tuple[Need, ...]:
     if system == "compile":
         s = settings_of(config)
         return tuple(Need(n) for n in s.torch_names()) + _toggle_needs(s.toggles)
-    return _toggle_needs(config)
+    # an export front end's toggles are "default": it uses the public torch.export API only
+    return _toggle_needs(config_of(system, config).toggles if is_config(system, config) else config)
 
 
 def _toggle_needs(config: str) -> tuple[Need, ...]:
@@ -82,7 +84,7 @@ def _toggle_needs(config: str) -> tuple[Need, ...]:
 
     try:
         return torch_toggles.needs(config)
-    except ValueError:  # export's front-end configs (strict, dim-auto ...): public torch.export API
+    except ValueError:  # a name no torch_toggles config knows: nothing of torch to check
         return ()
 
 

@@ -36,7 +36,7 @@ import torch.fx.experimental._config as fxx
 from torch.fx.experimental import sym_node as sn
 from torch.fx.experimental import symbolic_shapes as ss
 
-from shapefuzz.systems.compile_settings import settings_of
+from shapefuzz.systems.configs import config_of, is_config
 from shapefuzz.systems.patching import patched as _patched
 from shapefuzz.systems.rewrite import counting as _counting
 from shapefuzz.systems.rewrite import counts_of as _counts_of
@@ -449,15 +449,15 @@ def unsupported_settings(system: str, config: str) -> tuple[str, ...]:
     that is no torch_toggles name."""
     if system not in ("export", "compile"):
         return ()
-    name = config
-    if system == "compile":
-        try:
-            name = settings_of(config).toggles
-        except (KeyError, ValueError):
-            return ()
+    if is_config(system, config):  # its torch_toggles config (an export front end: "default")
+        name = config_of(system, config).toggles
+    elif system == "export":  # an unregistered export name may still be toggles ("a+b")
+        name = config
+    else:
+        return ()
     try:
         return tuple(f"{k}={v}" for k, v in toggles(name).unsupported(system).items())
-    except ValueError:  # an export front-end config (strict, dim-auto ...): torch's defaults
+    except ValueError:  # a name that is no torch_toggles config: torch's defaults
         return ()
 
 

@@ -10,7 +10,14 @@ import pytest
 
 from shapefuzz import BadInput
 from shapefuzz.systems import CONFIGS, DEFAULT_CONFIGS, OPT_IN, SYSTEMS
-from shapefuzz.systems.configs import REGISTRY, Config, config_of, configs_of, default_names, is_config
+from shapefuzz.systems.configs import (
+    REGISTRY,
+    Config,
+    config_of,
+    configs_of,
+    default_names,
+    is_config,
+)
 
 
 def test_the_registry_lists_every_system_in_order_and_the_tables_derive_from_it():
