@@ -6,6 +6,7 @@ member, and exits 1 while the finding's kind still holds."""
 
 from __future__ import annotations
 
+from shapefuzz import SYMPY_CACHE_SIZE
 from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import scaling_issue, traced_issue
@@ -37,6 +38,9 @@ def issue(case, torch_version: str = "") -> str:
     # the program's own names (guard_or_true ...) come with the traced form's imports; the script
     # keeps the ones its code uses
     imports = ["import torch", *imports, *common.imports_of(traced_issue)]
+    # before torch imports sympy: the campaign measured with that cache (Note [sympy cache])
+    head += (f"import os\nos.environ.setdefault(\"SYMPY_CACHE_SIZE\", {SYMPY_CACHE_SIZE!r})"
+             "  # as shapefuzz measures: a 1000-entry cache thrashes on large families\n")
     return common.script(head, imports, ["\n".join(x.rstrip("\n") + "\n" for x in parts)])
 
 

@@ -136,10 +136,13 @@ def test_repro_exits_1_with_the_plant_and_0_without(planted, tmp_path):
     f = next(f for f in found if f.kind == kind)
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, program, None, torch_version="2.13.0")))
+    text = script.read_text()  # Note [sympy cache]: set before torch imports sympy
+    assert text.index('os.environ.setdefault("SYMPY_CACHE_SIZE"') < text.index("import torch")
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(slow_plants.sitecustomize_source(plant))
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # the script's own setting, not the one this process exports (shapefuzz sets it on import)
+    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SYMPY_CACHE_SIZE")}
 
     def run(env):
         return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
