@@ -73,6 +73,8 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
     if diverging:  # a tensor program: what it can observe, not ShapeEnv's internal decisions
         if base.outcome.kind != "ok" or (split is not None and _asserted_at_run_time(base, obs)):
             return None
+        if aggressive and base.fallback_branches != obs.fallback_branches:  # Note [different arms]
+            return None  # (a semantics-preserving config must send the same branches: observable_mismatch)
         return observable_mismatch(base, obs, aggressive)
     for k, (a, b) in enumerate(zip(base.decisions, obs.decisions)):
         if split is not None and k >= split:
@@ -94,6 +96,15 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
     return None
 
 
+# Note [different arms]: an aggressive level may turn a branch's claim into its fallback; then
+# the two configs' traces sent different branches to the general arm and ran two programs: each is the program with its own branches forced, the reference eager agreement
+# judges it by (Note [branch contract], shapefuzz/ops/branch.py). Their outputs agree only when
+# the generated arms agree wherever the condition holds, so comparing them tests the generator's
+# arms, not the shape system; a wrong arm claim is eager agreement's finding on its own config.
+# ref on unmodified torch 2.13 (tests/quality/test_ref_toggles.py, CI): all-off took the fast arm
+# of `if guard_or_false(u0 - 1 < 3): 0 else (u0 - 1) // 3`, agfs=2 fell back to the general arm,
+# and at u0 = 0 the arms are 0 and -1 (the pattern's fast arm assumes a non-negative operand): a
+# config-mismatch that blamed agfs.
 def _same_after_split(base: Observation, obs: Observation) -> bool:
     """Whether two different outcomes after an aggressive level's split agree.
 

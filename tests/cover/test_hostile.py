@@ -29,7 +29,8 @@ PAYLOADS = [
 ]
 # Names generated source may use: the repro's imports, SSA values, float('nan')-style literals and
 # int(SymBool) (cond_int's "int" mode).
-ALLOWED_NAMES = {"torch", "guard_or_false", "guard_or_true", "statically_known_true", "float", "int"}
+ALLOWED_NAMES = {"torch", "guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false",
+                 "float", "int"}
 
 
 def load_text(text: str | bytes):

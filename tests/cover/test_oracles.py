@@ -517,3 +517,19 @@ def test_a_replay_failing_as_the_traced_inputs_did_is_not_a_second_finding():
     other = err("IndexError: out of range", "_refs/__init__.py:index")
     obs = traced(artifact=same, replays=[replay(REF4, other)])
     assert ("replay", "error-where-eager-succeeds") in kinds(check(obs))
+
+
+def test_an_aggressive_level_on_other_arms_is_judged_by_eager_not_by_its_baseline():
+    """Note [different arms]: all-off took a branch's fast arm (0), agfs=2 fell back to the general
+    arm ((u0 - 1) // 3 = -1 at u0 = 0): two programs, each judged against its own forced-eager
+    reference; the same values on the same arms are still compared, and a semantics-preserving
+    config that changes the arms is still a mismatch."""
+    from shapefuzz.oracles.differential import config_mismatch
+
+    base = Observation("ref", "all-off", Outcome("ok"), out_exprs=("0",), out_eval=("0",))
+    other_arm = Observation("ref", "agfs=2", Outcome("ok"), out_exprs=("((u0 - 1)//3)",), out_eval=("-1",),
+                            fallback_branches=(4,))
+    assert config_mismatch(base, other_arm, aggressive=True, diverging=True) is None
+    same_arm = Observation("ref", "agfs=2", Outcome("ok"), out_exprs=("0",), out_eval=("-1",))
+    assert "value 0" in config_mismatch(base, same_arm, aggressive=True, diverging=True)
+    assert "general arm" in config_mismatch(base, other_arm, aggressive=False, diverging=True)
