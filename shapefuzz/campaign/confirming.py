@@ -101,10 +101,15 @@ class Confirmer:
         (lower first; Note [confirmation order]), the one given before when None."""
         if not self.enabled:
             return
-        digest = _digest(case_dir)
         old = self._jobs.get(sig)
-        if old is not None and (old[1] == digest or old[0].running()):
+        if old is not None and old[0].running():
             return  # running: it may be rewriting repro.py itself (a reduced issue form)
+        # read only now: a job that is done wrote repro.py and then its digest (job[1]) before its
+        # result, so a digest read while it was still writing (half a file) cannot slip through
+        # once it has ended (a second confirmation, torch 2.14.1 CI: [1, 1])
+        digest = _digest(case_dir)
+        if old is not None and old[1] == digest:
+            return
         if old is not None:
             old[0].cancel()  # queued: not needed any more
         if rank is not None:
