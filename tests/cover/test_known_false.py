@@ -68,3 +68,39 @@ def test_truth_fires_when_an_undecided_condition_is_called_known_false(monkeypat
     # the concrete answer (truth) and z3 (the claim does not follow from u0's range) both see it
     assert {(f.oracle, f.kind) for f in found} == {("truth", "wrong-static"),
                                                    ("static-soundness", "unsound-static")}, found
+
+
+def _plant_source() -> str:
+    """The same planted regression as a sitecustomize.py, so the repro's interpreter runs it."""
+    import inspect
+
+    return ("import torch.fx.experimental.symbolic_shapes as ss\n" + inspect.getsource(_undecided_is_false)
+            + "ss._static_eval_sym_bool = _undecided_is_false\n")
+
+
+def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.repro import repro_source
+
+    monkeypatch.setattr(ss, "_static_eval_sym_bool", _undecided_is_false)
+    p = P(("unbacked", 5), ("ask", "statically_known_false", ">", R(0), 2))
+    (f,) = [f for f in check_all(p, None, (TorchEnvSystem().observe(p, "default", ()),)) if f.oracle == "truth"]
+    monkeypatch.undo()
+    script = tmp_path / "repro.py"
+    script.write_text(repro_source(Case(f, p, None, torch_version="2.13.0")))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_plant_source())
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(env):
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+
+    planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
+    assert planted.returncode == 1 and "BUG" in planted.stdout, planted.stdout + planted.stderr
+    assert clean.returncode == 0, clean.stdout + clean.stderr
