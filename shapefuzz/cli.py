@@ -58,7 +58,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export, and torch-env under its default config.")
+@click.option("--system", "systems", multiple=True, help="System to fuzz (repeatable). Default: make_fx, export, and torch-env under every config.")
 @click.option("--config", "configs", multiple=True,
               help="Named config (repeatable), or 'all'. Default: each system's default configs "
                    "(`shapefuzz systems` lists them and what each switches).")

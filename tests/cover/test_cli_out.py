@@ -94,10 +94,11 @@ def test_a_drift_of_torchs_own_state_fails_the_run_only_under_strict():
     assert exit_code([], [], strict=False) == 0
 
 
-def test_a_campaign_without_systems_runs_the_tracers_and_torch_env_default():
-    # Note [default systems]: torch-env's toggles stay `--system torch-env`'s
+def test_a_campaign_without_systems_runs_the_tracers_and_every_torch_env_config():
+    # Note [default systems]: torch-env's toggles are cheap, and some regressions show only there
     from shapefuzz.systems import CONFIGS, targets_for
 
-    assert targets_for() == (("make_fx", "default"), ("export", "default"), ("torch-env", "default"))
+    assert targets_for() == (("make_fx", "default"), ("export", "default"),
+                             *(("torch-env", c) for c in CONFIGS["torch-env"]))
     assert targets_for(("torch-env",)) == tuple(("torch-env", c) for c in CONFIGS["torch-env"])
     assert sum(s == "torch-env" for s, _ in targets_for((), ("all",))) == len(CONFIGS["torch-env"])
