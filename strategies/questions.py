@@ -60,11 +60,21 @@ class _QGen:
     def binop(self) -> None:
         op = self.draw(sampled_from(sorted(BINOPS)))
         a = self.operand()
-        b = self.operand(lo=1) if op in ("//", "%") else self.operand()
-        if op in ("//", "%") and self.val(b) <= 0:
-            b = 2
-        if not (isinstance(a, int) and isinstance(b, int)):
-            self.emit(QInstr("binop", (op, a, b)), BINOPS[op](self.val(a), self.val(b)))
+        if op == "**":  # Note [powers]: a literal natural exponent, mostly a square or a cube
+            b = self.draw(sampled_from([2, 2, 3, 0, 1]))
+        elif op in ("//", "%"):
+            # half the divisors small literals: halves, parities and alignments (u // 2, u % 2,
+            # u % 8) are what shape code divides by, and sympy's FloorDiv / PythonMod rules
+            # special-case them (the divisor 2's parity rule, gcd folding)
+            b = self.draw(sampled_from([2, 2, 3, 4, 8])) if self.draw(st.booleans()) else self.operand(lo=1)
+            b = b if self.val(b) > 0 else 2
+        else:
+            b = self.operand()
+        if isinstance(a, int) and isinstance(b, int):
+            return
+        value = BINOPS[op](self.val(a), self.val(b))
+        if op != "**" or abs(value) <= 2 ** 31:  # a power's value stays a machine int (Note [powers])
+            self.emit(QInstr("binop", (op, a, b)), value)
 
     def comparison(self, kind: str) -> None:
         draw, a = self.draw, self.operand()

@@ -301,6 +301,9 @@ class Slice(Op):
         if x is None:
             return
         n = ctx.val(x).shape[d]
-        start = ctx.pick_int(draw, -n - 1, n + 1) if draw(st.booleans()) else None
-        end = ctx.pick_int(draw, -n - 1, n + 1) if draw(st.booleans()) else None
+        # bounds up to twice out of range (they clamp): a symbolic bound past the end at run
+        # time, undecided against the size in the trace, is what the slice rule's sym_min /
+        # sym_max arm is for; with bounds up to n + 1 a symbol had to be worth n + 1 exactly
+        start = ctx.pick_int(draw, -2 * n - 2, 2 * n + 2) if draw(st.booleans()) else None
+        end = ctx.pick_int(draw, -2 * n - 2, 2 * n + 2) if draw(st.booleans()) else None
         ctx.emit(self.name, (x, d, start, end))

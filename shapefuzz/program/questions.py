@@ -45,6 +45,7 @@ __all__ = [
     "COMPARE",
     "FACT_OPS",
     "FALLBACK",
+    "POW_EXPONENTS",
     "QOPS",
     "QSCHEMA",
     "QInstr",
@@ -66,7 +67,14 @@ ASK_MODES = ("bool", "guard_or_false", "guard_or_true", "statically_known_true",
 FALLBACK = {"bool": None, "guard_or_false": False, "guard_or_true": True,
             "statically_known_true": False, "statically_known_false": True, "size_oblivious": None}
 BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-          "%": operator.mod, "max": max, "min": min}
+          "%": operator.mod, "max": max, "min": min, "**": operator.pow}
+#: the exponents of `**`: literal naturals only (Note [powers])
+POW_EXPONENTS = (0, 1, 2, 3)
+# Note [powers]: `v ** k` reaches sympy's Pow and torch's PowByNatural.eval, _safe_pow and the
+# value ranges' pow_by_natural, which no other operator makes. The exponent is a literal natural:
+# a symbolic one makes torch guard `k >= 0` (a data-dependent error on an unbacked k) and a
+# negative one a float, neither of which the reference models; at most 3 keeps the values of a
+# chain of powers in the range of a machine int most of the time.
 COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
            "==": operator.eq, "!=": operator.ne}
 
@@ -177,6 +185,9 @@ def _check_args(pos: int, ins: QInstr) -> None:
         raise ProgramError(f"instruction {pos} ({ins.op}): {a[0]!r} is not one of {sorted(table)}")
     if ins.op == "ask" and a[1] not in COMPARE:
         raise ProgramError(f"instruction {pos} (ask): {a[1]!r} is not a comparison")
+    if ins.op == "binop" and a[0] == "**" and (isinstance(a[2], bool) or a[2] not in POW_EXPONENTS):
+        raise ProgramError(f"instruction {pos} (binop **): the exponent must be one of {POW_EXPONENTS}, "
+                           f"got {a[2]!r}")
     for x in a[-2:]:
         intlike(x, "operand")
 

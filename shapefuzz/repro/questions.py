@@ -249,7 +249,7 @@ def _leaf_helpers(s: common.Settings, lines: list[str], constrain=questions_issu
 _Z3_ALWAYS = ("Add", "Mul", "Equality", "Unequality", "StrictLessThan", "LessThan", "StrictGreaterThan",
               "GreaterThan", "And", "Or", "Not")
 _Z3_BY_OP = {"*": ("Pow", "PowByNatural"), "//": ("FloorDiv", "CleanDiv"), "%": ("Mod", "PythonMod"),
-             "max": ("Max",), "min": ("Min",)}
+             "max": ("Max",), "min": ("Min",), "**": ("Pow", "PowByNatural")}
 
 
 def z3_names(p: QProgram) -> list[str]:

@@ -62,7 +62,7 @@ from shapefuzz.systems.torch_toggles import applied
 __all__ = ["ASKERS", "BINOPS", "TorchEnvSystem"]
 
 BINOPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv,
-          "%": operator.mod, "max": torch.sym_max, "min": torch.sym_min}
+          "%": operator.mod, "max": torch.sym_max, "min": torch.sym_min, "**": operator.pow}
 
 
 def _size_oblivious(cond: Any) -> bool:

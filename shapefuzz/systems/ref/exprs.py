@@ -104,6 +104,7 @@ _BINOPS = {
     "%": PythonMod,
     "max": Max,
     "min": Min,
+    "**": lambda a, b: a ** b,  # a literal natural exponent (Note [powers]): sympy's Pow, as torch's
 }
 
 

@@ -152,6 +152,7 @@ def minimum(a: Interval, b: Interval) -> Interval:
 interval_op: dict[str, Callable[[Interval, Interval], Interval]] = {
     "+": add, "-": lambda a, b: add(a, neg(b)), "*": mul, "//": floordiv, "%": mod,
     "max": maximum, "min": minimum,
+    "**": lambda a, b: power(a, int(b.lo)) if b.lo == b.hi else UNKNOWN,  # Note [powers]: b a literal
 }
 
 
