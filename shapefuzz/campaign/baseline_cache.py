@@ -29,6 +29,7 @@ import pickle
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import is_dataclass
+from enum import Enum
 from pathlib import Path
 
 import shapefuzz
@@ -79,14 +80,15 @@ def build_key(build: Mapping, env: Mapping[str, str], extra: object) -> str:
 
 
 class _Unpickler(pickle.Unpickler):
-    """Builds shapefuzz's dataclasses and a few plain builtins, nothing else."""
+    """Builds shapefuzz's dataclasses and Enums (a value looked up among the members, nothing
+    run) and a few plain builtins, nothing else."""
 
     def find_class(self, module: str, name: str):
         if module == "builtins" and name in _SAFE_BUILTINS:
             return super().find_class(module, name)
         if module.startswith("shapefuzz.") and "." not in name:
             cls = super().find_class(module, name)
-            if isinstance(cls, type) and is_dataclass(cls):
+            if isinstance(cls, type) and (is_dataclass(cls) or issubclass(cls, Enum)):
                 return cls
         raise pickle.UnpicklingError(f"{module}.{name} is not a shapefuzz record")
 

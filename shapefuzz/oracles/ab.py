@@ -44,7 +44,7 @@ from shapefuzz.oracles.base import (
     get_oracle,
     register,
 )
-from shapefuzz.oracles.findings import TORCH_SYSTEMS, Finding
+from shapefuzz.oracles.findings import TORCH_SYSTEMS, Finding, Severity
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.systems.observation import Observation, compare_runs
 
@@ -82,7 +82,7 @@ def _spec_line(b: Observation) -> str:
 def _wrong(program, eager, obs: Observation, undefined) -> dict:
     """(oracle, kind) -> the finding, for every critical finding a one-torch per-observation
     oracle makes on `obs` (a timeout is the machine's load, not the build)."""
-    return _one_torch(program, eager, obs, undefined, lambda f: f.severity == "critical" and f.kind != "timeout")
+    return _one_torch(program, eager, obs, undefined, lambda f: f.severity == Severity.CRITICAL and f.kind != "timeout")
 
 
 def _one_torch(program, eager, obs: Observation, undefined, keep=lambda f: True) -> dict:
@@ -170,7 +170,7 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
     for key, f in mine.items():
         if key not in theirs:
             keep = f.replay_index if _default_replay_input(f.oracle) else -1
-            out.append(_finding("regression", "critical", cand, f"candidate {f.summary}; the baseline "
+            out.append(_finding("regression", Severity.CRITICAL, cand, f"candidate {f.summary}; the baseline "
                                 "agrees with eager here", f"{f.oracle}: {f.detail}", spec, f.oracle,
                                 f.kind, shape=f.signature.shape, index=keep))
     return out
@@ -178,13 +178,13 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
 
 def _lost(cand, base, spec) -> list[Finding]:
     if cand.outcome.kind == "dde" and base.outcome.kind == "ok":
-        return [_finding("lost-precision", "medium", cand, f"candidate {cand.system} raises a "
+        return [_finding("lost-precision", Severity.MEDIUM, cand, f"candidate {cand.system} raises a "
                          "data-dependent error where the baseline traces",
                          f"candidate: {cand.outcome.short()}\nbaseline: ok", spec, "dde",
                          expr=_canon(cand.outcome.expr, _renaming(cand)))]
     for dc, db, expr in _aligned(cand, base):
         if dc.how == "fallback" and db.how in CLAIMS:
-            return [_finding("lost-precision", "medium", cand, f"candidate {cand.system} falls back "
+            return [_finding("lost-precision", Severity.MEDIUM, cand, f"candidate {cand.system} falls back "
                              "on a question the baseline decides", f"question {expr}: candidate "
                              f"fell back to {dc.answer}; baseline answered {db.answer} ({db.how})",
                              spec, "fallback", expr=expr)]
@@ -266,12 +266,12 @@ def _replay_guards(cand, base, undefined, spec, excused=False) -> list[Finding]:
                 rc.reference, rc.artifact, undefined) is not None
             if excused and not wrong:
                 continue
-            sev, how = ("critical", "and disagrees with eager on it") if wrong else ("high", "(eager agrees)")
+            sev, how = (Severity.CRITICAL, "and disagrees with eager on it") if wrong else (Severity.HIGH, "(eager agrees)")
             return [_finding("weaker-guards", sev, cand, f"candidate {cand.system}'s guards accept "
                              "an input the baseline's reject", f"replay input {i}: accepted by the "
                              f"candidate {how}; rejected by the baseline", spec, index=i)]
         if rb.accepted and not rc.accepted:
-            return [_finding("extra-specialization", "low", cand, f"candidate {cand.system}'s guards "
+            return [_finding("extra-specialization", Severity.LOW, cand, f"candidate {cand.system}'s guards "
                              "reject an input the baseline's accept", f"replay input {i}: rejected "
                              "by the candidate, accepted by the baseline", spec, index=i)]
     return []
@@ -322,7 +322,7 @@ def _z3_guards(cand, base, spec, wrong_facts=()) -> list[Finding]:
     values = {**{rc.get(n, n): x for n, x in cand.binding}, **{n: x for n, x in v.model if n in moved}}
     wrong = _false_claim(cand, rc, values)
     model = ", ".join(f"{n}={x}" for n, x in v.model)
-    sev, how = ("critical", f"; there the candidate's claim {wrong} is false") if wrong else ("high", "")
+    sev, how = (Severity.CRITICAL, f"; there the candidate's claim {wrong} is false") if wrong else (Severity.HIGH, "")
     return [_finding("weaker-guards", sev, cand, f"candidate {cand.system}'s guards accept "
                      f"values the baseline's reject (z3){how}", f"z3 model (symbols by creation order): "
                      f"{model}\ncandidate guards: {fc}\nbaseline guards: {fb}", spec, "z3")]
@@ -357,7 +357,7 @@ def _slowdown(cand, base, spec) -> list[Finding]:
     if not slower(cand, base):
         return []
     c, b = cand.elapsed_s, base.elapsed_s
-    return [_finding("slowdown", "low", cand, f"candidate {cand.system} is {c / b:.1f}x slower than "
+    return [_finding("slowdown", Severity.LOW, cand, f"candidate {cand.system} is {c / b:.1f}x slower than "
                      "the baseline on this program", f"candidate {c:.3f} s, baseline {b:.3f} s "
                      "(each timed in its worker)", spec)]
 
@@ -444,6 +444,6 @@ def _same_bug(f: Finding) -> tuple:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "critical", "under the same program, the candidate torch must agree with eager wherever "
+    ORACLE, Severity.CRITICAL, "under the same program, the candidate torch must agree with eager wherever "
     "the baseline does, decide what the baseline decides, and guard at least as much (A/B)",
     ab_findings, rank=95, both_sides=True, repro_family="ab", supersedes=supersede))

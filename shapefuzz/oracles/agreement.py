@@ -7,7 +7,7 @@ The reference is eager with the trace's fallback branches forced (Note [branch c
 from __future__ import annotations
 
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.oracles.signature import Signature, make_signature, mismatch_shape, root_where
 from shapefuzz.systems.observation import Observation, RunResult, compare_runs
 
@@ -32,13 +32,13 @@ def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[i
     if kind in ("dde", "constraint"):
         return []  # expected: later oracles (z3) decide whether the DDE was deserved
     if kind in ("crash", "timeout"):
-        return [Finding(ORACLE, "high", obs.system, obs.config, kind, f"{obs.system} {kind}ed",
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind, f"{obs.system} {kind}ed",
                         obs.outcome.message, signature(ORACLE, kind, obs))]
     if kind == "error":
         if eager.outcome.kind != "ok":
             return []  # both reject the program
         o = obs.outcome
-        f = Finding(ORACLE, "critical", obs.system, obs.config, "trace-error",
+        f = Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, "trace-error",
                     f"{obs.system} raised {o.exc_type} where eager succeeds",
                     f"{o.exc_type}: {o.message}\n(at {o.frame})",
                     signature(ORACLE, "trace-error", obs, o.exc_type, o.frame, root_where(o.op, o.aten)))
@@ -61,7 +61,7 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
     diff = compare_runs(obs.reference, obs.artifact, undefined)
     if diff is not None:
         k, key, why = diff
-        final = Finding(ORACLE, "critical", obs.system, obs.config, k,
+        final = Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, k,
                         f"{obs.system} disagrees with eager on the traced inputs ({k})", why,
                         signature(ORACLE, k, obs, key))
         if obs.diverges:  # Note [root cause]: one bug, one bucket, whatever its symptom
@@ -74,7 +74,7 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
             want = str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
             if got and got != want:
                 out.append(Finding(
-                    ORACLE, "critical", obs.system, obs.config, "symbolic-shape",
+                    ORACLE, Severity.CRITICAL, obs.system, obs.config, "symbolic-shape",
                     f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
                     f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
                     signature(ORACLE, "symbolic-shape", obs, v.kind, shape=mismatch_shape(expr, got, want))))
@@ -95,7 +95,7 @@ def _root_finding(obs: Observation, final: Finding) -> Finding:
     repro checks), its detail follows."""
     op, _, _, got, want = obs.diverges
     return Finding(
-        ORACLE, "critical", obs.system, obs.config, final.kind,
+        ORACLE, Severity.CRITICAL, obs.system, obs.config, final.kind,
         f"{obs.system}'s symbolic shape of {op} evaluates to {got}, eager gives {want}",
         f"{first_wrong(obs.diverges)}\nat the outputs ({final.kind}): {final.detail}",
         root_signature(ORACLE, obs, obs.diverges))
@@ -118,6 +118,6 @@ def root_signature(oracle: str, obs: Observation, diverges: tuple[str, ...]) -> 
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "critical", "on the inputs it was traced with, the traced program must behave as eager",
+    ORACLE, Severity.CRITICAL, "on the inputs it was traced with, the traced program must behave as eager",
     lambda c: eager_agreement(c.eager, c.obs, c.undefined), kinds=("tensors",),
     per_observation=True, rank=10))

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-from shapefuzz.oracles.findings import SEVERITIES, Finding
+from shapefuzz.oracles.findings import SEVERITIES, Finding, Severity
 from shapefuzz.program.kinds import KINDS, kind_of
 from shapefuzz.systems.observation import BUG, Observation
 
-__all__ = ["BASELINE", "CheckInput", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
+__all__ = ["BASELINE", "COMPARES", "CheckInput", "Compares", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
            "help_table", "own_target", "register", "targets_for_finding"]
 
 Target = tuple[str, str]
@@ -59,14 +60,22 @@ def _replays_of(finding: Finding, obs: Observation, kind: str):
     return None, obs.qreplays[finding.replay_index].values
 
 
-#: what a finding's repro compares: the system against eager (or a question program's truth);
-#: two runs of the program on one system (metamorphic); compiled graphs against their own facts
-#: and each other (the finding's kind says which check); one system under several configs; or
-#: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed;
-#: question programs: the issue form raises it and runs the proof itself); or one question in
-#: the live env against a fresh env holding the same facts (history); or the program's cost
-#: against its own family's at several sizes (performance)
-COMPARES = ("eager", "runs", "graphs", "configs", "proof", "fresh-env", "sizes")
+class Compares(StrEnum):
+    """What a finding's repro compares. A str: the registry and older plugins name it by value."""
+
+    EAGER = "eager"  # the system against eager (or a question program's truth)
+    RUNS = "runs"  # two runs of the program on one system (metamorphic)
+    #: compiled graphs against their own facts and each other (the finding's kind says which check)
+    GRAPHS = "graphs"
+    CONFIGS = "configs"  # one system under several configs
+    #: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed;
+    #: question programs: the issue form raises it and runs the proof itself)
+    PROOF = "proof"
+    FRESH_ENV = "fresh-env"  # one question in the live env against a fresh env with the same facts
+    SIZES = "sizes"  # the program's cost against its own family's at several sizes (performance)
+
+
+COMPARES = tuple(Compares)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +85,7 @@ class Oracle:
     anyone spelling the oracle's name."""
 
     name: str
-    severity: str  # the most severe of its findings (a finding carries its own)
+    severity: Severity  # the most severe of its findings (a finding carries its own)
     help: str  # one line, the rule a user reads in a repro's docstring
     check: Callable[[CheckInput], list[Finding]]
     kinds: tuple[str, ...] = tuple(KINDS)  # the program kinds it checks
@@ -91,8 +100,8 @@ class Oracle:
     #: (emitted name, its own one-line help) where one check emits several verdicts
     helps: tuple[tuple[str, str], ...] = ()
     #: what its findings' repro compares (COMPARES), and per emitted name where they differ
-    compares: str = "eager"
-    compares_by_name: tuple[tuple[str, str], ...] = ()
+    compares: Compares = Compares.EAGER
+    compares_by_name: tuple[tuple[str, Compares], ...] = ()
     rank: int = 100  # check_all's order (plugins after the built-in oracles), then registration
     #: the shapefuzz.repro module that writes its findings' scripts ("": the system's family)
     repro_family: str = ""
@@ -119,6 +128,10 @@ class Oracle:
         odd = {self.compares, *dict(self.compares_by_name).values()} - set(COMPARES)
         if odd:
             raise ValueError(f"oracle {self.name!r}: compares {sorted(odd)}; known: {', '.join(COMPARES)}")
+        # the values checked, the fields hold the Enums (a plugin may name them by value)
+        object.__setattr__(self, "severity", Severity(self.severity))
+        object.__setattr__(self, "compares", Compares(self.compares))
+        object.__setattr__(self, "compares_by_name", tuple((n, Compares(c)) for n, c in self.compares_by_name))
         bad = set(self.kinds) - set(KINDS)
         if bad:
             raise ValueError(f"oracle {self.name!r}: unknown program kinds {sorted(bad)}; "
@@ -210,6 +223,6 @@ def _outside_supported(f: Finding) -> Finding:
     why = (f"outside torch's supported settings: {f.system} takes no argument for "
            f"{', '.join(patched)}; shapefuzz forced it by patching ShapeEnv.__init__, which also "
            "reaches the ShapeEnvs torch builds for itself")
-    return replace(f, severity="low", summary=f"{f.summary} (outside torch's supported settings)",
+    return replace(f, severity=Severity.LOW, summary=f"{f.summary} (outside torch's supported settings)",
                    detail=f"{f.detail}\n{why}")
 

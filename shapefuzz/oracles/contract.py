@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.systems.observation import Observation, compare_runs
 
 __all__ = ["ORACLE", "contract"]
@@ -43,7 +43,7 @@ def contract(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
             continue  # outside the contract, but right
         kind, key, why = diff
         sizes = ", ".join(f"{s.name}{list(s.shape)}" for s in rec.inputs)
-        return [Finding(ORACLE, "high", obs.system, obs.config, kind,
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind,
                         f"{obs.system} artifact runs on an input outside its own contract "
                         f"({clause(rec.outside)}) and disagrees with eager ({kind})",
                         f"replay input {i} ({sizes}) is outside the contract: {rec.outside}\n"
@@ -53,6 +53,6 @@ def contract(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "high", "an artifact run on an input outside its own contract (range constraints, "
+    ORACLE, Severity.HIGH, "an artifact run on an input outside its own contract (range constraints, "
     "guards, 0/1 assumption) must reject it with a guard or assert failure, or agree with eager",
     lambda c: contract(c.obs, c.undefined), kinds=("tensors",), per_observation=True, rank=25))

@@ -18,8 +18,8 @@ Understood, systematic differences are listed once in KNOWN_DIFFERENCES."""
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import eager_agreement, signature
-from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.base import Compares, Oracle, register
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.oracles.observable import observable_mismatch
 from shapefuzz.systems.observation import Observation
 
@@ -162,7 +162,7 @@ def config_differential(observations: list[Observation], program=None,
             if guilty and any(f.system == system and f.signature.config == guilty for f in out):
                 continue  # one finding per guilty toggle, not one per config that contains it
             out.append(Finding(
-                "config-differential", "high", system, name, "config-mismatch",
+                "config-differential", Severity.HIGH, system, name, "config-mismatch",
                 f"{system}: config {name} disagrees with {base.config}"
                 + (f" (guilty toggle: {guilty})" if guilty and guilty != base.config else ""),
                 f"{why}\nblame: {line}",
@@ -271,7 +271,7 @@ def system_differential(observations: list[Observation], eager: Observation | No
         why = system_mismatch(ref, obs, eager, _has_unbacked_input(program))
         if why is not None:
             kind, extra, text = why
-            out.append(Finding("system-differential", "high", other, "default", kind,
+            out.append(Finding("system-differential", Severity.HIGH, other, "default", kind,
                                f"ref and {other} disagree ({kind})", text,
                                signature("system-differential", kind, obs, extra,
                                          systems=("ref", other))))
@@ -358,11 +358,11 @@ def _ref_and_torch(finding: Finding, universe) -> tuple:
 
 
 CONFIG_DIFFERENTIAL = register(Oracle(
-    "config-differential", "high", "switching one optimization on or off must not change any answer",
+    "config-differential", Severity.HIGH, "switching one optimization on or off must not change any answer",
     lambda c: config_differential(list(c.observations), c.program, c.eager), rank=80,
     targets=_same_system,
-    compares="configs"))
+    compares=Compares.CONFIGS))
 SYSTEM_DIFFERENTIAL = register(Oracle(
-    "system-differential", "high", "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
+    "system-differential", Severity.HIGH, "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
     lambda c: system_differential(list(c.observations), c.eager, c.program), rank=90,
     targets=_ref_and_torch, repro_family="ref"))  # Note [confirming ref findings]

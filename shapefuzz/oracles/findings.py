@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from enum import StrEnum
 
 from shapefuzz.oracles.signature import Signature
 
-__all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding"]
+__all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding", "Severity"]
 
-SEVERITIES = ("critical", "high", "medium", "low")
+
+class Severity(StrEnum):
+    """Most severe first (reports and confirmation order by it). A str: files and reports hold
+    the value."""
+
+    CRITICAL = "critical"  # a wrong answer: the shape system disagrees with eager or the facts
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+
+SEVERITIES = tuple(Severity)
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     oracle: str
-    severity: str
+    severity: Severity  # a str naming one is taken (files, plugins) and checked
     system: str
     config: str
     kind: str  # e.g. wrong-value, accepts-invalid, trace-error
@@ -27,6 +39,7 @@ class Finding:
     pre_existing: bool = False
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity(self.severity))  # ValueError names an unknown one
         if isinstance(self.signature, str):  # a key from a file or a plugin: Signature.from_key
             object.__setattr__(self, "signature", Signature.from_key(self.signature, _configs()))
 

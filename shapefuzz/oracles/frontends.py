@@ -14,7 +14,7 @@ oracle compares what the front-ends decided about the program, not values again.
 from __future__ import annotations
 
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.oracles.signature import Signature
 from shapefuzz.systems.observation import Observation
 
@@ -61,7 +61,7 @@ def frontend_differential(program, observations: list[Observation]) -> list[Find
         if (a[0], b[0], ka, kb) in EXPLAINED:
             continue
         out.append(Finding(
-            ORACLE, "high", b[0], b[1], "outcome",
+            ORACLE, Severity.HIGH, b[0], b[1], "outcome",
             f"{a[0]} ({a[1]}) and {b[0]} ({b[1]}) disagree on the outcome: {ka} vs {kb}",
             f"{a[0]}:{a[1]}: {oa.outcome.short()}\n{b[0]}:{b[1]}: {ob.outcome.short()}",
             Signature(ORACLE, "outcome", (a[0], b[0]), b[1], where=(f"{ka}-vs-{kb}",), pair=(a, b))))
@@ -73,6 +73,6 @@ def _pair_targets(finding: Finding, universe) -> tuple:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "high", "front-ends that declare the same dims dynamic must reach the same outcome (ok, "
+    ORACLE, Severity.HIGH, "front-ends that declare the same dims dynamic must reach the same outcome (ok, "
     "data-dependent error, constraint violation)", lambda c: frontend_differential(c.program, list(c.observations)),
     kinds=("tensors",), rank=70, targets=_pair_targets, repro_family="frontends"))

@@ -11,9 +11,9 @@ not the concrete answer is no sharper answer either (a wrong claim is the truth 
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
-from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.buckets import expr_class, one_per_bucket, valid_until
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.program.questions import truth
 from shapefuzz.systems.observation import Observation
@@ -61,7 +61,7 @@ def tensor_findings(program, obs: Observation) -> list[Finding]:
                   f"the same symbols, ranges, guards and asserts and no earlier question answers "
                   f"{r.fresh[0]} ({r.fresh[1]}); at the run's values it is {r.concrete or '?'}\n"
                   f"asked: {r.mode}\nexpr: {r.expr}\nlive: {r.live[0]}")
-        return [Finding(ORACLE, "medium", obs.system, obs.config, kind,
+        return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
                         f"{obs.system} ({obs.config}): {kind} on {r.mode}", detail,
                         signature(ORACLE, kind, obs, r.mode, shape=expr_class(r.expr)), r.question)]
     return []
@@ -89,7 +89,7 @@ def history_findings(program, obs: Observation) -> list[Finding]:
         live = "a data-dependent error" if r.live[1] == "dde" else f"{r.live[0]} ({r.live[1]})"
         detail = (f"question {r.question}: {mode}({r.expr}): live run {live}; a fresh ShapeEnv with "
                   f"the same facts and no earlier question answers {r.fresh[0]} ({r.fresh[1]})")
-        return [Finding(ORACLE, "medium", obs.system, obs.config, kind,
+        return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
                         f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
                         signature(ORACLE, kind, obs, mode, shape=expr_class(r.expr)), r.question)]
     return []
@@ -100,7 +100,7 @@ def _no_input(finding: Finding, obs: Observation, kind: str) -> tuple:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "medium", "an answer may depend on the facts known when it is asked, never on which "
+    ORACLE, Severity.MEDIUM, "an answer may depend on the facts known when it is asked, never on which "
     "questions were asked before (a fresh ShapeEnv with the same facts must not answer sharper)",
     lambda c: across_configs(c.program, c.observations, c.eager), kinds=("questions", "tensors"), rank=55,
-    replay_input=_no_input, compares="fresh-env"))
+    replay_input=_no_input, compares=Compares.FRESH_ENV))

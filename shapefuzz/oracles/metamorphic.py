@@ -6,8 +6,8 @@ that a claim may become its fallback (a fallback is always allowed)."""
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
-from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.base import Compares, Oracle, register
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.program.metamorphic import ask_map, echo_of
 from shapefuzz.systems.observation import Observation
 
@@ -23,7 +23,7 @@ def metamorphic(program, obs: Observation) -> list[Finding]:
     for e in obs.echoes:
         why = _fresh_diff(base, e) if e.label == "fresh" else _redundant_diff(program, base, e)
         if why:
-            return [Finding(ORACLE, "medium", obs.system, obs.config, e.label,
+            return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, e.label,
                             f"{obs.system}: answers change under a {e.label} replay", why,
                             signature(ORACLE, e.label, obs))]
     return []
@@ -50,6 +50,6 @@ def _redundant_diff(program, base, e) -> str:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "medium", "the same questions asked again (fresh env, or after redundant questions) must "
+    ORACLE, Severity.MEDIUM, "the same questions asked again (fresh env, or after redundant questions) must "
     "get the same answers", lambda c: metamorphic(c.program, c.obs), kinds=("questions",),
-    per_observation=True, rank=50, compares="runs"))
+    per_observation=True, rank=50, compares=Compares.RUNS))

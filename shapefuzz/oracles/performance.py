@@ -14,8 +14,8 @@ so an accidentally quadratic pass is found on the torch a user runs today."""
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
-from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.base import Compares, Oracle, register
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.systems.observation import (
     ORDER_MARGIN,
     Observation,
@@ -39,7 +39,7 @@ def _finding(obs: Observation, s: Scaling, kind: str, what: str, ys) -> Finding:
     order = growth_order(s.ns, ys)
     detail = _table(s) + (f"\n\nhottest torch functions at n = {s.ns[-1]} (cProfile, by own time):\n"
                           + s.profile if s.profile else "")
-    return Finding(ORACLE, "medium", obs.system, obs.config, kind,
+    return Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
                    f"{obs.system}: {what} grows with order {order:.1f} over {s.family} of the "
                    f"program (n = {', '.join(map(str, s.ns))}); expected {s.expected_order:g}",
                    detail, signature(ORACLE, kind, obs))
@@ -56,6 +56,6 @@ _SERIES = {"superlinear-time": lambda s: ("trace time", s.cpu_s),
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "medium", "a program run n times over (copies sharing nothing) must cost the shape "
+    ORACLE, Severity.MEDIUM, "a program run n times over (copies sharing nothing) must cost the shape "
     "system order n: trace CPU time and guard/assert size", lambda c: scaling_findings(c.obs),
-    kinds=("tensors",), per_observation=True, rank=90, compares="sizes", repro_family="scaling"))
+    kinds=("tensors",), per_observation=True, rank=90, compares=Compares.SIZES, repro_family="scaling"))

@@ -17,8 +17,8 @@ Wrong results after the recompile limit, or on any call, are the replay oracle's
 
 from __future__ import annotations
 
-from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.base import Compares, Oracle, register
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["ORACLE", "recompile_behaviour"]
@@ -27,13 +27,13 @@ ORACLE = "recompile"
 
 #: CallRecord field -> (kind, severity, summary)
 _CHECKS = (
-    ("reuse_violation", "unsound-reuse", "critical",
+    ("reuse_violation", "unsound-reuse", Severity.CRITICAL,
      "a cached compiled graph ran on inputs its own guards reject"),
-    ("silent_specialization", "silent-specialization", "medium",
+    ("silent_specialization", "silent-specialization", Severity.MEDIUM,
      "a mark_dynamic dim was specialized without a constraint violation"),
-    ("stayed_static", "stayed-static", "medium",
+    ("stayed_static", "stayed-static", Severity.MEDIUM,
      "automatic dynamic compiled a dim that varies as static again"),
-    ("reusable_why", "extra-recompile", "low",
+    ("reusable_why", "extra-recompile", Severity.LOW,
      "a call recompiled although a cached graph's guards accept its inputs"),
 )
 
@@ -58,7 +58,7 @@ def recompile_behaviour(obs: Observation) -> list[Finding]:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "critical", "torch.compile over a call sequence: a cached graph runs only where its own "
+    ORACLE, Severity.CRITICAL, "torch.compile over a call sequence: a cached graph runs only where its own "
     "guards hold, and it recompiles no more than its guards require",
     lambda c: recompile_behaviour(c.obs), kinds=("tensors",), per_observation=True, rank=30,
-    compares="graphs"))
+    compares=Compares.GRAPHS))

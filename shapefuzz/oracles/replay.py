@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import first_wrong, root_signature, signature
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.systems.observation import Observation, compare_runs
 
 __all__ = ["replay_agreement"]
@@ -28,7 +28,7 @@ def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Findin
         # (else on the traced inputs), as eager agreement buckets the same bug
         root = rec.diverges or obs.diverges
         first = f"\n{first_wrong(root)}" if root else ""
-        return [Finding(ORACLE, "critical", obs.system, obs.config, kind,
+        return [Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, kind,
                         f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({kind})",
                         f"replay input {i} ({sizes}): {why}{first}",
                         root_signature(ORACLE, obs, root) if root else signature(ORACLE, kind, obs, key), i)]
@@ -44,6 +44,6 @@ def _same_failure(traced, replayed) -> bool:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "critical", "when the traced artifact's guards accept a new input and no runtime assert "
+    ORACLE, Severity.CRITICAL, "when the traced artifact's guards accept a new input and no runtime assert "
     "fires, it must behave as eager on it", lambda c: replay_agreement(c.obs, c.undefined),
     kinds=("tensors",), per_observation=True, rank=20))

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 
 __all__ = ["ORACLES", "smt_findings", "verdict_counts"]
 
 ORACLES = ("static-soundness", "guard-soundness", "hint-sanity")
 
-_SEVERITY = {"static-soundness": "critical", "guard-soundness": "critical", "hint-sanity": "critical"}
+_SEVERITY = {"static-soundness": Severity.CRITICAL, "guard-soundness": Severity.CRITICAL, "hint-sanity": Severity.CRITICAL}
 
 
 def smt_findings(program, obs) -> list[Finding]:
@@ -87,7 +87,7 @@ def _smt_replay_input(finding: Finding, obs, kind: str) -> tuple:
 
 
 ORACLE_OBJ = register(Oracle(
-    "z3-soundness", "critical", "every decision taken without a guard must follow from the facts, "
+    "z3-soundness", Severity.CRITICAL, "every decision taken without a guard must follow from the facts, "
     "guards and asserts must imply what the trace relied on (z3)", lambda c: smt_findings(c.program, c.obs),
     per_observation=True, rank=60, replay_input=_smt_replay_input, emits=ORACLES, helps=(
         ("static-soundness", "a decision taken without a guard or assert must follow from what is "

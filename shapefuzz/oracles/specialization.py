@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["ORACLE", "silent_specialization"]
@@ -29,13 +29,13 @@ ORACLE = "specialization"
 def silent_specialization(obs: Observation) -> list[Finding]:
     if obs.outcome.kind != "ok" or not obs.specialized:
         return []
-    return [Finding(ORACLE, "medium", obs.system, obs.config, "silent-specialization",
+    return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, "silent-specialization",
                     f"{obs.system} ({obs.config}): a dim declared dynamic was specialized to a "
                     "constant without a constraint violation",
                     "\n".join(obs.specialized), signature(ORACLE, "silent-specialization", obs))]
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "medium", "a dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic, or the "
+    ORACLE, Severity.MEDIUM, "a dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic, or the "
     "trace must raise a constraint violation", lambda c: silent_specialization(c.obs),
     kinds=("tensors",), per_observation=True, rank=35))

@@ -43,9 +43,9 @@ Not facts, and so never the reason for a finding:
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
-from shapefuzz.oracles.base import Oracle, register
+from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.buckets import expr_class, one_per_bucket, valid_until
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["expr_class", "one_per_bucket", "root_bucket", "spurious_dde", "valid_until"]
@@ -74,7 +74,7 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
                   f"(z3)\nroot cause: {cls} (whole expression: {expr_class(c.claim)})\n"
                   f"facts: {_facts_text(obs)}" + (f"\n{evidence}" if evidence else ""))
         # Note [root cause bucket]: the signature holds what torch lost, not the raiser
-        out.append(Finding(ORACLE, "medium", obs.system, obs.config, KIND,
+        out.append(Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, KIND,
                            f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
                            signature(ORACLE, KIND, obs, obs.outcome.frame, shape=cls),
                            len(obs.decisions) if questions else 0))  # the question that raised
@@ -128,7 +128,7 @@ def _smt_input(finding: Finding, obs: Observation, kind: str) -> tuple:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "medium", "a data-dependent error must not be raised on an expression that the facts "
+    ORACLE, Severity.MEDIUM, "a data-dependent error must not be raised on an expression that the facts "
     "the program gave torch decide (z3 proves it from them)",
     lambda c: spurious_dde(c.program, c.observations, c.eager), rank=65,
-    replay_input=_smt_input, compares="proof"))
+    replay_input=_smt_input, compares=Compares.PROOF))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
-from shapefuzz.oracles.findings import Finding
+from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.systems.observation import Observation
@@ -24,11 +24,11 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
     t = truth(program)
     kind = obs.outcome.kind
     if kind in ("crash", "timeout"):
-        return [Finding(ORACLE, "high", obs.system, obs.config, kind, f"{obs.system} {kind}ed",
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind, f"{obs.system} {kind}ed",
                         obs.outcome.message, signature(ORACLE, kind, obs))]
     if kind == "error" and t.failed_check is None and obs.outcome.exc_type != "Unsupported":
         o = obs.outcome
-        return [Finding(ORACLE, "critical", obs.system, obs.config, "error-on-valid",
+        return [Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, "error-on-valid",
                         f"{obs.system} raised {o.exc_type} on a valid question program",
                         f"{o.exc_type}: {o.message}", signature(ORACLE, "error-on-valid", obs, o.exc_type, o.frame))]
     asks = program.asks()
@@ -129,7 +129,7 @@ def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: i
     wrong value's root-cause bucket (_wrong_at)."""
     folded = question and not any(ch.isalpha() for ch in expr.replace("True", "").replace("False", ""))
     shape = at or (_assumed(obs, question if folded else expr, answer) if answer else "")
-    return Finding(ORACLE, "critical", obs.system, obs.config, kind,
+    return Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, kind,
                    f"{obs.system} ({obs.config}): {kind} on {mode}", detail + (
                        f"\nroot cause: {shape}" if shape else ""),
                    signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "",
@@ -186,7 +186,7 @@ def _assumed(obs: Observation, expr: str, answer: str) -> str:
 
 
 ORACLE_OBJ = register(Oracle(
-    ORACLE, "critical", "every answer the ShapeEnv claims (not an undecided fallback) must equal the "
+    ORACLE, Severity.CRITICAL, "every answer the ShapeEnv claims (not an undecided fallback) must equal the "
     "concrete answer for the values the sizes really have, also for other values its guards accept",
     lambda c: truth_agreement(c.program, c.obs), kinds=("questions",), per_observation=True,
     rank=40))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from shapefuzz.oracles.base import Compares
 from shapefuzz.program.codegen import function_source, inputs_source, tensor_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import calls_check, calls_issue, traced_issue
@@ -41,7 +42,7 @@ def line_limit(case) -> int:
 
 def _kind(case) -> str:
     f = case.finding
-    return f.kind if common.compares(f) == "graphs" else "compare"
+    return f.kind if common.compares(f) == Compares.GRAPHS else "compare"
 
 
 def _soft(program) -> list[int]:

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from shapefuzz.oracles import get_oracle, help_table
+from shapefuzz.oracles.base import Compares
 from shapefuzz.systems.compile_settings import settings_of as compile_settings
 from shapefuzz.systems.configs import config_of, is_config
 from shapefuzz.systems.parser_lock import parse as locked
@@ -399,13 +400,13 @@ def _grouped(imports: list[str]) -> list[str]:
     return out
 
 
-def compares(finding) -> str:
+def compares(finding) -> Compares:
     """What the finding's repro compares, from its oracle's registry entry (oracles/base.COMPARES;
     a plugin's oracle replayed without its plugin: the system against eager)."""
     try:
         return get_oracle(finding.oracle).compares_of(finding.oracle)
     except ValueError:
-        return "eager"
+        return Compares.EAGER
 
 
 def _help(oracle: str) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from shapefuzz.cases.corpus import IssueCut
+from shapefuzz.oracles.base import Compares
 from shapefuzz.program import Ref, _refs
 from shapefuzz.program.metamorphic import ask_map, redundant
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
@@ -129,12 +130,12 @@ def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a claim checked against
     the truth by the slice of one question, a spurious-DDE or history form by its finding's
     question's part of the program (issue_cuts); the two-run forms are not cut."""
-    return "questions" if common.compares(case.finding) in ("eager", "proof", "fresh-env") else ""
+    return "questions" if common.compares(case.finding) in (Compares.EAGER, Compares.PROOF, Compares.FRESH_ENV) else ""
 
 
 def issue(case, torch_version: str = "") -> str:
     f = case.finding
-    special = {"runs": _metamorphic, "proof": _spurious_dde, "fresh-env": _history}.get(common.compares(f))
+    special = {Compares.RUNS: _metamorphic, Compares.PROOF: _spurious_dde, Compares.FRESH_ENV: _history}.get(common.compares(f))
     if special is not None:
         return special(case, torch_version)
     src = _claims(case, torch_version, True)  # the helpers' docstrings go where they do not fit
@@ -330,11 +331,11 @@ def issue_cuts(case) -> list | None:
     sizes, a hint: duck sizing) with it, earlier questions included (their guards are facts, and
     a history finding is about them); for a DDE also the plain slice of the question. None: the
     family's default (one question's slice, for each question)."""
-    if common.compares(case.finding) not in ("proof", "fresh-env"):
+    if common.compares(case.finding) not in (Compares.PROOF, Compares.FRESH_ENV):
         return None
     k = _finding_question(case)
     cuts = [component_cut(case.program, k)]
-    return cuts + ([question_cut(case.program, k)] if common.compares(case.finding) == "proof" else [])
+    return cuts + ([question_cut(case.program, k)] if common.compares(case.finding) == Compares.PROOF else [])
 
 
 def component_cut(p: QProgram, k: int):
@@ -366,7 +367,7 @@ def check(case, torch_version: str = "") -> str:
     """The full harness: every claim checked (and under the finding's other values), or the two
     runs of a metamorphic finding compared; slow-path configs under shapefuzz's patches."""
     f, p = case.finding, case.program
-    if common.compares(f) in ("proof", "fresh-env"):
+    if common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):
         return issue(case, torch_version)  # the issue form is the whole check
     s, _ = _settings(case)
     config = f.config if s.slow or s.env_kwargs or s.fx else ""
@@ -376,7 +377,7 @@ def check(case, torch_version: str = "") -> str:
     data = [*common.fx_lines(common.fx_switches(case, s.fx), "fxx"),
             f"ENV_KWARGS = {s.env_kwargs!r}\n", f"SLOW_CONFIG = {config if s.slow else ''!r}\n",
             "se = None\nwrong, claims, answers, leaves = [], [], [], []\n\n", code, "\n"]
-    if common.compares(f) == "runs":
+    if common.compares(f) == Compares.RUNS:
         kind = "redundant" if f.kind == "redundant" else "fresh"
         second = redundant(p) if kind == "redundant" else p
         mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))

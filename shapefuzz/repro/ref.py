@@ -21,6 +21,7 @@ import sys
 from shapefuzz.cases.corpus import _case_from_json
 from shapefuzz.cases.replay import observe_case
 from shapefuzz.oracles import check_all
+from shapefuzz.oracles.base import Compares
 from shapefuzz.repro import common
 
 __all__ = ["check", "issue", "line_limit", "replay_ref_finding"]
@@ -58,7 +59,7 @@ def replay_ref_finding(case_json: dict) -> int:
     f, p = case.finding, case.program
     print(f"finding: {f.summary}\nsignature: {common.key_of(f)}\nprogram:\n{p.pretty()}\n")
     eager, obs = observe_case(case, with_replay_input=False)
-    for o in obs if common.compares(f) != "configs" else obs[:0]:  # configs: the diff says it
+    for o in obs if common.compares(f) != Compares.CONFIGS else obs[:0]:  # configs: the diff says it
         _show(o)
     hits = [x for x in check_all(p, eager, obs) if x.signature == f.signature]
     if not hits:

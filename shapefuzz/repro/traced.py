@@ -10,6 +10,7 @@ evaluates to another shape than the graph returns. check.py is the full harness
 
 from __future__ import annotations
 
+from shapefuzz.oracles.base import Compares
 from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common, traced_history
 from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
@@ -26,7 +27,7 @@ def reduction(case) -> str:
     the instruction that raised (a spurious DDE's too: a cut that drops the fact deciding it
     exits 0, and the full form stays), an output check by its outputs; a history form (two
     ShapeEnvs side by side, shapefuzz/repro/traced_history.py) as a trace that raises."""
-    if common.compares(case.finding) == "fresh-env":
+    if common.compares(case.finding) == Compares.FRESH_ENV:
         return "raise"  # the shortest prefix that still fails keeps the earlier question
     return "raise" if plan_of(case).check == "raises" else "outputs"
 
@@ -37,7 +38,7 @@ def line_limit(case) -> int:
     shapes evaluated, settings patched: a torch.fx.experimental._config switch is a private
     name, checked first, Note [private names in scripts] in common.py)."""
     plan = plan_of(case)
-    proof = common.compares(case.finding) in ("proof", "fresh-env")  # the z3 proof / the fresh env is a helper
+    proof = common.compares(case.finding) in (Compares.PROOF, Compares.FRESH_ENV)  # the z3 proof / the fresh env is a helper
     s = common.settings_of(case.finding.system, case.finding.config)
     switched = bool(common.fx_switches(case, s.fx))
     return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof or switched) else 60
@@ -45,7 +46,7 @@ def line_limit(case) -> int:
 
 def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
-    if common.compares(f) == "fresh-env":
+    if common.compares(f) == Compares.FRESH_ENV:
         return traced_history.issue(case, torch_version)
     plan = plan_of(case)
     s = common.settings_of(f.system, f.config)
@@ -56,7 +57,7 @@ def issue(case, torch_version: str = "") -> str:
     parts += common.fx_lines(common.fx_switches(case, s.fx))
     parts += trace_setup(case, plan, s)
     if plan.check == "raises":
-        if common.compares(f) == "proof":  # the DDE, then z3 on the facts torch held
+        if common.compares(f) == Compares.PROOF:  # the DDE, then z3 on the facts torch held
             parts += [common.function(traced_dde, "to_z3", docstring=False),
                       common.block(traced_dde, "dde_proof", trace_call(case, plan, s, bind=False))]
             return common.script(common.doc(case, torch_version, lines, exits=_DDE_EXITS),
@@ -123,7 +124,7 @@ def _acceptance(case, plan: Plan) -> list[str]:
 def _doc_lines(case, plan: Plan) -> tuple[str, ...]:
     f = case.finding
     out = []
-    if plan.check == "raises" and common.compares(f) == "proof":
+    if plan.check == "raises" and common.compares(f) == Compares.PROOF:
         out.append(common.safe(f.detail.replace("\n", "; "), 600))
     if plan.replay:
         out.append(f"new_inputs: {f.detail.splitlines()[0] if f.detail else ''}")
@@ -149,7 +150,7 @@ def check(case, torch_version: str = "") -> str:
     """Today's full harness: both traces written out, the trace's own acceptance of the input
     (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
     f, p = case.finding, case.program
-    if f.oracle == "specialization" or common.compares(f) in ("proof", "fresh-env"):  # the issue form is the whole check
+    if f.oracle == "specialization" or common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):  # the issue form is the whole check
         return issue(case, torch_version)
     forced = frozenset(case.fallback_branches)
     s = common.settings_of(f.system, f.config)

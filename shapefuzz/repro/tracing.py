@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shapefuzz.oracles.base import Compares
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import traced_issue
 
@@ -28,7 +29,7 @@ class Plan:
 def plan_of(case) -> Plan:
     f, p = case.finding, case.program
     s = common.settings_of(f.system, f.config)
-    check = "raises" if common.compares(f) == "proof" else {
+    check = "raises" if common.compares(f) == Compares.PROOF else {
         "trace-error": "raises", "symbolic-shape": "symbolic", "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
     replay = case.replay_inputs is not None and check != "raises"
     kinds = {d for spec in p.inputs for d in spec.dims}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from typing import Any
 
 from shapefuzz.program import InputSpec
@@ -19,6 +20,7 @@ __all__ = [
     "Decision",
     "Observation",
     "Outcome",
+    "OutcomeKind",
     "ReplayRecord",
     "RunResult",
     "Scaling",
@@ -31,12 +33,21 @@ __all__ = [
     "to_jsonable",
 ]
 
-#: the outcome kind of a job on which shapefuzz itself failed (Note [shapefuzz bugs] in
-#: workers.py): no oracle judges it
-BUG = "bug"
-#: ok; dde (data-dependent error); constraint (export refused to specialize a Dim the user
-#: declared dynamic: by design); error; crash; timeout; BUG.
-OUTCOMES = ("ok", "dde", "constraint", "error", "crash", "timeout", BUG)
+class OutcomeKind(StrEnum):
+    """How a job ended. A str: files, reports and older code read and compare the value."""
+
+    OK = "ok"
+    DDE = "dde"  # a data-dependent error
+    CONSTRAINT = "constraint"  # export refused to specialize a Dim the user declared dynamic: by design
+    ERROR = "error"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    #: shapefuzz itself failed on the job (Note [shapefuzz bugs] in workers.py): no oracle judges it
+    BUG = "bug"
+
+
+BUG = OutcomeKind.BUG
+OUTCOMES = tuple(OutcomeKind)
 
 
 def by_position(cls):
@@ -65,7 +76,7 @@ def by_position(cls):
 @by_position
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    kind: str  # ok, dde, constraint, error, crash, timeout; BUG: shapefuzz failed, not torch
+    kind: OutcomeKind  # a str naming one is taken (files, workers) and checked
     exc_type: str = ""
     message: str = ""
     frame: str = ""  # innermost torch frame "path/file.py:function", stable across versions
@@ -74,6 +85,9 @@ class Outcome:
     #: torch op being dispatched when it did (e.g. "aten.slice.Tensor"), "" when unknown
     op: str = ""
     aten: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", OutcomeKind(self.kind))  # ValueError names an unknown one
 
     def short(self) -> str:
         if self.kind == "ok":
