@@ -1,6 +1,8 @@
-"""Data-dependent output shapes: nonzero, masked_select, index_select, and the masks they eat."""
+"""Data-dependent output shapes: nonzero, masked_select, unique, index_select, and the masks they eat."""
 
 from __future__ import annotations
+
+import sys
 
 import hypothesis.strategies as st
 import torch
@@ -70,6 +72,52 @@ class Mask(Op):
 
     def generate(self, ctx, draw):
         _emit_mask(ctx, draw)
+
+
+@register
+class Unique(Op):
+    """torch.unique(x), sorted and flat, or along one dim (hand-written programs only): its count is
+    data-dependent, as nonzero's, from fake_impls._unique: 0 when numel is statically 0, else a fresh size-like
+    unbacked SymInt up to the counted extent where that is static (sys.maxsize - 1 where not)."""
+
+    name, family = "unique", "datadep"
+    weight = 2
+
+    def out_types(self, args, n_out):
+        x, dim = args
+        t = expect_tensor(x, "x", ("int", "bool", "float"))
+        if dim is None:
+            return (VType.tensor(t.dtype, 1),)
+        expect_dim(dim, t.rank)
+        if t.dtype == "bool":
+            raise ProgramError("unique along a dim takes an int or float tensor")
+        return (t,)
+
+    def eager(self, args, n_out):
+        x, dim = args
+        return (torch.unique(x) if dim is None else torch.unique(x, dim=dim),)
+
+    def source(self, args):
+        x, dim = args
+        return f"torch.unique({x})" if dim == "None" else f"torch.unique({x}, dim={dim})"
+
+    def symbolic(self, args, n_out, s):
+        x, dim = args
+        if s.static(s.numel(x)) == 0:
+            count = 0  # no unbacked symbol: it would be refined to 0 at once (torch's comment)
+        else:
+            hi = s.static(s.numel(x) if dim is None else x.shape[dim])
+            count = s.unbacked(0, sys.maxsize - 1 if hi is None else hi, size_like=True)
+        shape = (count,) if dim is None else (*x.shape[:dim], count, *x.shape[dim + 1:])
+        return (s.tensor(shape, x.dtype),)
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, dtypes=("int", "bool", "float"))
+        if x is None:
+            return
+        # flat only: along a dim, eager refuses a tensor with another dim of size 0 where the fake
+        # rule returns a shape (torch's own inconsistency, met on every replay resized to 0)
+        ctx.emit(self.name, (x, None))
 
 
 def _data_dependent_count(s, t, nonzero: bool = False):

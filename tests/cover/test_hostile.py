@@ -268,7 +268,7 @@ ARITY_INPUTS = (
 V0, V1, V2, V3, V4, S = {"v": 0}, {"v": 1}, {"v": 2}, {"v": 3}, {"v": 4}, {"v": 5}  # S = a.shape[0]
 ONE_PER_OP = {
     "add": [V0, V0], "mul": [V0, V2], "cast": [V0, "float"], "sum": [V1, 0, False],
-    "mean": [V2, 1, True], "nonzero": [V1], "mask": [V2, ">", 1.5], "masked_select": [V0, V1],
+    "mean": [V2, 1, True], "nonzero": [V1], "unique": [V0, None], "mask": [V2, ">", 1.5], "masked_select": [V0, V1],
     "index_select": [V0, 0, V0], "arange": [S], "zeros": [[S, 2]], "ones": [[2]], "empty": [[S]],
     "cat": [[V0, V0], 0], "split": [V0, 1, 0], "chunk": [V0, 3, 0], "unbind": [V0, 0],
     "reshape": [V0, [-1, 1]], "view": [V2, [S]], "flip": [V0, [0]], "narrow": [V0, 0, 0, S],

@@ -63,6 +63,17 @@ def test_nonzero_1d(mask, want):
     assert o.tolist() == want
 
 
+def test_unique_flat_and_along_a_dim():
+    o = out1(prog([inp([3, 1, 3, 0, 1, 1], (2, 3))], [I("unique", R(0), None)]))
+    assert o.tolist() == [0, 1, 3] and o.dtype == torch.int64
+    o = out1(prog([inp([1, 2, 1, 2, 0, 0], (3, 2))], [I("unique", R(0), 0)]))
+    assert o.tolist() == [[0, 0], [1, 2]]
+    o = out1(prog([inp([True, True, True])], [I("unique", R(0), None)]))
+    assert o.tolist() == [True]
+    with pytest.raises(RuntimeError, match="0 sized dimensions"):  # why generation never asks for a dim
+        out1(prog([inp([], (0, 2))], [I("unique", R(0), 1)]))
+
+
 def test_nonzero_2d_and_int_masks():
     o = out1(prog([inp([True, False, False, True], (2, 2))], [I("nonzero", R(0))]))
     assert o.tolist() == [[0, 0], [1, 1]]
