@@ -1,11 +1,12 @@
-"""Ops that add, drop, reorder or repeat dims: expand, squeeze, unsqueeze, permute,
-transpose, repeat (the view ops that keep the dims are in layout.py)."""
+"""Ops that add, drop, reorder, repeat or pad dims: expand, squeeze, unsqueeze, permute,
+transpose, repeat, pad (the view ops that keep the dims are in layout.py)."""
 
 from __future__ import annotations
 
 import math
 
 import hypothesis.strategies as st
+import torch
 
 from shapefuzz.ir import ProgramError, VType
 from shapefuzz.ops.base import Op, expect_dim, expect_tensor, register
@@ -235,3 +236,40 @@ class Repeat(Op):
         if not reps or math.prod(ctx.val(r) for r in reps) > 8:
             return
         ctx.emit(self.name, (x, reps))
+
+
+@register
+class Pad(Op):
+    """torch.nn.functional.pad(x, (l0, r0, l1, r1 ...)), constant 0: the last dims grow by their
+    pads, and a negative pad cuts (torch's constant_pad_nd narrows first, then checks the new
+    size is >= 0). Pads may be SymInts, so each sign is a question the trace asks. No reference
+    rule (ref skips the program: Note [symbolic shape rules]): the refs' pad asks one question
+    per sign, twice, in an order only its code keeps."""
+
+    name, family = "pad", "layout"
+    weight = 2
+
+    def out_types(self, args, n_out):
+        x, pads = args
+        t = expect_tensor(x, "x", ("float", "int"), min_rank=1)
+        expect_ints(pads, "pads")
+        if not pads or len(pads) % 2 or len(pads) // 2 > t.rank:
+            raise ProgramError("pad takes an even, non-empty list of at most two pads per dim")
+        return (t,)
+
+    def eager(self, args, n_out):
+        return (torch.nn.functional.pad(args[0], list(args[1])),)
+
+    def source(self, args):
+        return f"torch.nn.functional.pad({args[0]}, {tup(args[1])})"
+
+    def generate(self, ctx, draw):
+        x = ctx.pick_tensor(draw, dtypes=("float", "int"), min_rank=1)
+        if x is None:
+            return
+        shape = ctx.val(x).shape
+        pads = []
+        for d in range(min(len(shape), draw(st.integers(1, 2)))):
+            n = shape[-1 - d]  # pads run from the last dim backwards
+            pads += [ctx.pick_int(draw, -(n // 2), 3), ctx.pick_int(draw, -(n // 2), 3)]
+        ctx.emit(self.name, (x, tuple(pads)))

@@ -73,7 +73,7 @@ HAND_PRE = [I("size", R(0), 1), I("binop", "//", R(3), 2)]
 HAND = {
     "add": [I("add", R(0), R(2))], "mul": [I("mul", R(2), R(0))], "cast": [I("cast", R(1), "int")],
     "sum": [I("sum", R(1), 1, True)], "mean": [I("mean", R(2), 1, False)],
-    "nonzero": [I("nonzero", R(1))], "unique": [I("unique", R(0), None)], "mask": [I("mask", R(2), "<=", -2.0)],
+    "nonzero": [I("nonzero", R(1))], "unique": [I("unique", R(0), None)], "pad": [I("pad", R(0), (R(4), -1))], "mask": [I("mask", R(2), "<=", -2.0)],
     "masked_select": [I("masked_select", R(0), R(1))],
     "index_select": [I("arange", R(4)), I("index_select", R(0), 1, R(5))],
     "arange": [I("arange", R(3))], "zeros": [I("zeros", (R(4), R(3)))], "ones": [I("ones", (R(3),))],

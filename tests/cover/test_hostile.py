@@ -274,7 +274,7 @@ ONE_PER_OP = {
     "reshape": [V0, [-1, 1]], "view": [V2, [S]], "flip": [V0, [0]], "narrow": [V0, 0, 0, S],
     "select": [V0, 0, -1], "slice": [V0, 0, None, S], "expand": [V2, [3, 1, 2]],
     "squeeze": [V2, 0], "unsqueeze": [V0, 1], "permute": [V2, [1, 0]], "transpose": [V2, 0, 1],
-    "repeat": [V0, [2, 1]], "size": [V0, 0], "numel": [V2], "item": [V0, "max"],
+    "repeat": [V0, [2, 1]], "pad": [V0, [1, -1]], "size": [V0, 0], "numel": [V2], "item": [V0, "max"],
     "binop": ["%", S, 2], "check": [">=", S, 0], "check_is_size": [S],
     "branch": ["guard_or_true", "narrow_full", V0, 0, S],
     "matmul": [V2, V2], "bmm": [V3, V3], "baddbmm": [V3, V3, V3], "sdpa": [V4, V4, V4, "causal"],

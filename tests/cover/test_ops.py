@@ -233,6 +233,16 @@ def test_layout_ops_with_symint_arguments():
     assert out1(p).tolist() == [[2, 3, 4], [7, 8, 9]]
 
 
+def test_pad_grows_and_cuts_the_last_dims():
+    o = out1(prog([inp(range(6), (2, 3))], [I("pad", R(0), (1, 0))]))
+    assert o.tolist() == [[0, 0, 1, 2], [0, 3, 4, 5]]
+    o = out1(prog([inp(range(6), (2, 3))], [I("pad", R(0), (-1, 1, 0, 1))]))
+    assert o.tolist() == [[1, 2, 0], [4, 5, 0], [0, 0, 0]]
+    o = out1(prog([inp(range(6), (2, 3))], [I("size", R(0), 1), I("binop", "//", R(1), 2),
+                                            I("pad", R(0), (R(2), R(2)))]))
+    assert o.shape == (2, 5)
+
+
 def test_expand_and_squeeze():
     p = prog([inp([1.0, 2.0], (2, 1))],
              [I("expand", R(0), (3, -1, 4)), I("squeeze", R(0), 1), I("squeeze", R(0), 0)],
