@@ -39,6 +39,7 @@ import shapefuzz
 from shapefuzz import BadInput
 from shapefuzz.campaign.ab_speed import fastest, improvement_summary, read_samples, speed_summary
 from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
+from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.campaign.worker_loop import _worker_main
 from shapefuzz.campaign.workers import WorkerPool
 from shapefuzz.cases.corpus import atomic_write, load_state
@@ -223,15 +224,9 @@ def _generated(tag: Hashable) -> bool:
     return isinstance(tag, tuple) and len(tag) == 2 and all(isinstance(x, int) for x in tag)
 
 
-def _busy(pool) -> list:
-    """The connections of `pool`'s workers that have a job (none for a pool without workers)."""
-    if hasattr(pool, "_dispatch"):
-        pool._dispatch()  # jobs queued since its last step go out first
-    return [w.conn for w in getattr(pool, "workers", ()) if w.task is not None]
-
-
-class ABPool:
-    """Two WorkerPools behind the one-pool group interface (Note [A/B workers])."""
+class ABPool(ExecutorBase):
+    """Two WorkerPools behind the executor interface (Notes [A/B workers], [executor]); what
+    the reports read off it besides is the candidate's, or both sides' summed."""
 
     #: reruns of a pair the slowdown rule calls slower (Note [A/B retiming] in ab_speed.py)
     RETIMES = 2
@@ -253,11 +248,16 @@ class ABPool:
         self._retiming: dict = {}  # tag -> (jobs, candidate's, baseline's, reruns so far)
         self._stayed_slower: dict = {}  # (system, config) -> pairs slower after every rerun
 
-    def __getattr__(self, name: str):
-        """Anything else a campaign reads off its pool (time split, coverage) is the candidate's."""
-        if name.startswith("_") or name in ("cand", "base"):
-            raise AttributeError(name)
-        return getattr(self.cand, name)
+    @property
+    def times(self):
+        return self.cand.times
+
+    @property
+    def coverage(self):
+        return self.cand.coverage
+
+    def cpu_s(self) -> float:
+        return self.cand.cpu_s()
 
     @property
     def size(self) -> int:
@@ -283,12 +283,6 @@ class ABPool:
         self.base.close()
         if self.cache is not None:
             self.cache.close()
-
-    def __enter__(self) -> ABPool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def submit(self, tag: Hashable, jobs) -> None:
         self._jobs[tag] = list(jobs)
@@ -348,7 +342,7 @@ class ABPool:
         Note [one wait]: wait on both sides' busy workers at once, then collect both without
         waiting. Polling one side and then the other (half the timeout each) left a side whose
         answer came during the other's wait idle until that wait ended, in every group."""
-        conns = _busy(self.cand) + _busy(self.base)
+        conns = self.cand.waitables() + self.base.waitables()
         if conns:
             wait(conns, timeout)
             timeout = 0.0

@@ -47,8 +47,8 @@ from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.checkpoint import STATE_SCHEMA, ResumeError, fingerprint, restore, state_of
 from shapefuzz.campaign.database import import_shared
 from shapefuzz.campaign.evaluate import Evaluation, evaluate, is_valid, jobs_for
+from shapefuzz.campaign.executor import as_executor
 from shapefuzz.campaign.failures import shrink_guarded
-from shapefuzz.campaign.local import Serial
 from shapefuzz.campaign.space import strategy
 from shapefuzz.campaign.stats import CampaignStats, program_hash
 from shapefuzz.campaign.timing import PhaseClock
@@ -111,7 +111,7 @@ class Campaign:
         self.phase = "starting"  # what the progress display says the campaign is doing
         self.last_new_s: float | None = None  # when the last new signature was met
         self.stopped_s: float | None = None  # when generation stopped for time (Note [wall budget])
-        self.pool = executor if executor is None or hasattr(executor, "submit") else Serial(executor)
+        self.pool = as_executor(executor)  # Note [executor]
         self.on_progress = on_progress or (lambda c: None)
         self.on_bug = on_bug or (lambda b: None)
         self.checkpoint = checkpoint or (lambda state: None)
@@ -153,7 +153,7 @@ class Campaign:
     def run(self, executor: Any = None, t0: float | None = None) -> Campaign:
         """`t0`: the time.monotonic() the budget counts from (default: now)."""
         if executor is not None:
-            self.pool = executor if hasattr(executor, "submit") else Serial(executor)
+            self.pool = as_executor(executor)
         self.t0 = time.monotonic() if t0 is None else t0
         self.clock.restart(startup_s=time.monotonic() - self.t0)
         for bug in self.bugs.values():  # restored from a checkpoint: observations for reports
@@ -454,7 +454,7 @@ class Campaign:
 
     def time_split(self) -> dict:
         """Note [time split]: the loop's wall phases and the workers' job time per system."""
-        times = getattr(self.pool, "times", None)
+        times = self.pool.times if self.pool is not None else None
         return {"phases_s": {k: round(v, 3) for k, v in self.clock.snapshot().items()},
                 "systems": times.to_json() if times is not None else {}}
 

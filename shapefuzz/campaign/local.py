@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
 from contextlib import contextmanager
 
-__all__ = ["LocalTimeout", "Serial", "Share", "deadline"]
+__all__ = ["LocalTimeout", "Share", "deadline"]
 
 
 class LocalTimeout(Exception):
@@ -38,24 +37,6 @@ def deadline(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-class Serial:
-    """A plain `run_many(jobs)` callable seen through the WorkerPool group interface."""
-
-    def __init__(self, run_many: Callable):
-        self.run_many = run_many
-        self._done: dict = {}
-
-    def submit(self, tag, jobs) -> None:
-        self._done[tag] = self.run_many(jobs)
-
-    def poll(self, timeout: float = 0.0) -> list:
-        done, self._done = list(self._done.items()), {}
-        return done
-
-    def cancel(self, tag) -> None:
-        self._done.pop(tag, None)
 
 
 class Share:

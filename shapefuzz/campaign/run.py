@@ -218,7 +218,7 @@ def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, u
 
 def _torch_coverage(pool, camp: Campaign) -> dict | None:
     """Note [torch coverage] (torchcov.py): the lines the workers' sampled jobs reached."""
-    cov, times = getattr(pool, "coverage", None), getattr(pool, "times", None)
+    cov, times = pool.coverage, pool.times  # Note [executor]: None where jobs are not sampled
     if cov is None or times is None:
         return None
     return cov.to_json(camp.t0 - camp.offset_s, sum(r["job_s"] for r in times.per.values()))
@@ -229,7 +229,7 @@ def _time_split(camp: Campaign, elapsed: float) -> dict:
     split = camp.time_split()
     split["wall_s"] = round(elapsed, 3)
     # part of `wait`: the first worker importing torch and warming up, before any answer
-    split["first_worker_ready_s"] = round(getattr(camp.pool, "first_ready_s", 0.0), 3)
+    split["first_worker_ready_s"] = round(camp.pool.first_ready_s, 3)
     split["cpu_s"] = campaign_cpu(camp.pool)
     return split
 
@@ -245,7 +245,7 @@ def campaign_cpu(pool) -> dict:
     template's own torch import (a few seconds) is left out."""
     t = os.times()
     out = {"campaign": t.user + t.system, "subprocesses": t.children_user + t.children_system,
-           "workers": pool.cpu_s() if hasattr(pool, "cpu_s") else 0.0}
+           "workers": pool.cpu_s()}
     out["total"] = sum(out.values())
     return {k: round(v, 2) for k, v in out.items()}
 
@@ -412,7 +412,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
                                                log_path=str(opts.out / "workers.log"),
                                                plugins=opts.plugins,
                                                cov_feedback=opts.coverage_feedback) as pool:
-        confirmer.hint = lambda: getattr(pool, "first_ready_s", 0.0)  # 1.5x: stopped 18 s early
+        confirmer.hint = lambda: pool.first_ready_s  # 1.5x: stopped 18 s early
         _freeze_heap()  # while the workers start (Note [background start])
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"

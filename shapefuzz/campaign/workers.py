@@ -59,6 +59,7 @@ from collections import deque
 from collections.abc import Hashable
 from multiprocessing.connection import wait
 
+from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.campaign.local import LocalTimeout, Share, deadline
 from shapefuzz.campaign.memory import process_cpu_s
 from shapefuzz.campaign.template import context, start_template
@@ -152,9 +153,10 @@ def _send(conn, job) -> None:
         pass
 
 
-class WorkerPool:
-    """`n` workers. `submit(tag, jobs)` queues a group, `poll()` returns finished groups;
-    `run_many(jobs)` does both for one group. Observations come back in job order."""
+class WorkerPool(ExecutorBase):
+    """`n` workers behind the executor interface (Note [executor]): `submit(tag, jobs)` queues a
+    group, `poll()` returns finished groups; `run_many(jobs)` does both for one group.
+    Observations come back in job order."""
 
     MAX_STARTUP_FAILURES = 3
 
@@ -220,12 +222,6 @@ class WorkerPool:
             except (OSError, BrokenPipeError):
                 pass
             w.kill()
-
-    def __enter__(self) -> WorkerPool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     # ---- groups -------------------------------------------------------------------------------
     def submit(self, tag: Hashable, jobs: list[Job]) -> None:
@@ -371,6 +367,12 @@ class WorkerPool:
         while tag not in self._finished:
             self._step(0.25)
         return self._finished.pop(tag)
+
+    def waitables(self) -> list:
+        """The connections of the workers that have a job, jobs queued since the last step sent
+        first (Note [one wait] in ab.py)."""
+        self._dispatch()
+        return [w.conn for w in self.workers if w.task is not None]
 
     # ---- machinery ----------------------------------------------------------------------------
     def _dispatch(self) -> None:

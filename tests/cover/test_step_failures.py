@@ -19,7 +19,7 @@ import pytest
 
 from shapefuzz.campaign import run
 from shapefuzz.campaign.engine import Campaign
-from shapefuzz.campaign.local import Serial
+from shapefuzz.campaign.executor import InProcess
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import parser_lock
 from shapefuzz.systems.jobs import run_job
@@ -33,20 +33,11 @@ def _planted(job):
     return obs
 
 
-class InProcessPool(Serial):
+class InProcessPool(InProcess):
     """WorkerPool's interface as run_fuzz uses it, every job run here with a planted crash."""
-
-    first_ready_s = 0.0
 
     def __init__(self, *args, **kwargs):
         super().__init__(lambda jobs: [_planted(j) for j in jobs])
-        self.bugs: list = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
 
 
 def _campaign(tmp_path, monkeypatch, quiet: bool = True) -> tuple[int, dict]:
