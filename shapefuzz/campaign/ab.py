@@ -446,7 +446,7 @@ class ABRun:
                 cand.close()
             base.close()
             raise
-        cand.local_systems = base.local_systems  # both sides' torch jobs in workers: timed alike
+        cand.local.systems = base.local.systems  # both sides' torch jobs in workers: timed alike
         return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed, self._cache(args, kwargs))
 
     def _cache(self, args: tuple, kwargs: dict):

@@ -17,8 +17,8 @@ coverage, worker CPU seconds, the first worker's start-up time, shapefuzz bugs m
 attributes too, with ExecutorBase's defaults for an executor that has no workers.
 
 The implementations: InProcess (below: every job in this process, through a `run_many`
-callable), WorkerPool (workers.py: worker processes, its ref and torch-env jobs run here,
-Note [ref in process]) and ABPool (ab.py: a WorkerPool per torch). Background
+callable), WorkerPool (workers.py: worker processes, its ref and torch-env jobs run here by
+local.LocalJobs, Note [ref in process]) and ABPool (ab.py: a WorkerPool per torch). Background
 confirmations (confirming.Confirmer) are not one: they run a case folder's repro.py against a
 deadline, keyed by signature, and are judged by exit code, not by observations."""
 
