@@ -18,8 +18,8 @@ from dataclasses import replace
 import pytest
 
 from shapefuzz.campaign import run
-from shapefuzz.campaign.engine import Campaign
 from shapefuzz.campaign.executor import InProcess
+from shapefuzz.campaign.shrinking import Shrinker
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import parser_lock
 from shapefuzz.systems.jobs import run_job
@@ -74,7 +74,7 @@ def test_a_confirmation_that_raises_is_that_finding_s(tmp_path, monkeypatch):
 def test_a_shrink_that_raises_is_that_finding_s(tmp_path, monkeypatch):
     confirmed: list = []
     monkeypatch.setattr(run, "confirm", lambda d, t: confirmed.append(d) or True)
-    monkeypatch.setattr(Campaign, "_shrink_one", _boom)
+    monkeypatch.setattr(Shrinker, "shrink_one", _boom)
     rc, report = _campaign(tmp_path, monkeypatch)
     assert rc == 1
     rows = _failed(report, "shrink")
