@@ -384,7 +384,7 @@ def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
 
     from shapefuzz.campaign.executor import InProcess
     from shapefuzz.campaign.memory import process_cpu_s
-    from shapefuzz.campaign.run import campaign_cpu
+    from shapefuzz.campaign.run_report import campaign_cpu
     from shapefuzz.campaign.workers import WorkerPool
 
     busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ninput()"
