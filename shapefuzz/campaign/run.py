@@ -243,6 +243,18 @@ def drop_unavailable(opts: FuzzOptions) -> FuzzOptions:
     return replace(opts, targets=targets, skipped=opts.skipped + skips)
 
 
+def _sibling(bugs: dict[str, FoundBug], sig: str) -> bool:
+    """Was another finding of `sig`'s bucket met before it (Note [sibling confirmations] in
+    confirming.py)?"""
+    bucket = bugs[sig].finding.signature.bucket()
+    return next(k for k, b in list(bugs.items()) if b.finding.signature.bucket() == bucket) != sig
+
+
+def _unshrunk_firsts(bugs: dict[str, FoundBug]) -> list[str]:
+    """The findings still shrinking whose confirmation the reserve counts: not a sibling's."""
+    return [sig for sig, b in list(bugs.items()) if not b.shrunk and not _sibling(bugs, sig)]
+
+
 def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     """`t0`: the time.monotonic() the wall budget counts from (default: this process's start)."""
     t0 = process_start() if t0 is None else t0
@@ -258,10 +270,10 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
         sig = bug.finding.key
         saved[sig] = failures.run("report", sig, lambda: _save(bug, opts)) or _case_dir(bug, opts)
         if sig not in failures and (bug.shrunk or _is_known(opts, sig)):
-            confirmer.submit(sig, saved[sig], confirm_rank(bug.finding))
+            confirmer.submit(sig, saved[sig], confirm_rank(bug.finding, sibling=_sibling(camp.bugs, sig)))
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
-        return END_S + confirmer.reserve_s([sig for sig, b in list(camp.bugs.items()) if not b.shrunk])
+        return END_S + confirmer.reserve_s(_unshrunk_firsts(camp.bugs))
 
     progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None,
                                 facts=lambda c: (_known_count(c, opts), confirmer.failed()),

@@ -34,7 +34,7 @@ on that)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shapefuzz.program import ProgramError
 
@@ -75,6 +75,14 @@ class Signature:
             "+".join(self.systems), self.config)
         parts = (self.oracle, self.symptom, *who, self.shape, *self.where)
         return ":".join(p for p in parts if p)
+
+    def bucket(self) -> str:
+        """The key with the config as `*`: one root cause met under several configs (Note
+        [buckets up to the config] in report/buckets.py). A config differential's config is its
+        guilty toggle, a root cause of its own, and a front-end pair or a raw key stay whole."""
+        if self.raw or self.pair or not self.config or self.oracle == "config-differential":
+            return self.key()
+        return replace(self, config="*").key()
 
     def __str__(self) -> str:
         return self.key()

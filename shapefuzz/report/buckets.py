@@ -3,7 +3,6 @@ config]), read by the campaign report's writers and by the fleet report (merge.p
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from shapefuzz.oracles.signature import Signature
@@ -56,6 +55,4 @@ def root_key(f: dict[str, Any]) -> str:
     if f.get("oracle") == "config-differential" or not config:
         return f["signature"]
     sig = Signature.from_key(f["signature"], (config,))
-    if sig.raw or sig.pair or sig.config != config:
-        return f["signature"]
-    return replace(sig, config="*").key()
+    return f["signature"] if sig.config != config else sig.bucket()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from shapefuzz import systems
 from shapefuzz.campaign.engine import Campaign, CampaignSettings
+from shapefuzz.campaign.shrinking import Shrinker
 from shapefuzz.ops import get_op
 from shapefuzz.strategies import GenSettings
 from shapefuzz.systems.jobs import run_job
@@ -46,3 +47,22 @@ def test_findings_beside_the_first_are_shrunk_too(monkeypatch):
     # each was shrunk from its own first program, not only the first finding of that program
     assert all(b.program.size() < first[b.finding.key] for b in shape), [
         (b.finding.key, first[b.finding.key], b.program.size()) for b in shape]
+
+
+def test_siblings_take_the_shrunk_program_of_their_bucket(monkeypatch):
+    """The planted ref bug shows under three configs in each program: one Hypothesis shrink,
+    and each sibling takes its program after one evaluation."""
+    monkeypatch.setitem(systems.KINDS, "ref", ("tensors",))
+    _plant_narrow(monkeypatch)
+    shrunk: list[str] = []
+    pending = Shrinker.pending
+    monkeypatch.setattr(Shrinker, "pending",
+                        lambda self: shrunk.append(self.camp.pending_shrink["signature"]) or pending(self))
+    cfg = CampaignSettings(tuple(("ref", c) for c in CONFIGS), budget_s=600, seed=0,
+                           gen=GenSettings(families=("layout",)), shrink_budget_s=10, max_examples=40)
+    camp = Campaign(cfg, lambda jobs: [run_job(j) for j in jobs]).run()
+    shape = [b for b in camp.bugs.values() if b.finding.kind == "symbolic-shape"]
+    assert {b.finding.config for b in shape} == set(CONFIGS), [b.finding.key for b in shape]
+    assert all(b.shrunk for b in shape)
+    assert len({b.program.dumps() for b in shape}) == 1  # the first one's shrunk program
+    assert len([s for s in shrunk if s in {b.finding.key for b in shape}]) == 1, shrunk
