@@ -1,7 +1,8 @@
 """Truth agreement for shape-question programs (the eager-agreement oracle of Note [question
 truth]): every claim a ShapeEnv makes (an answer that is not its mode's fallback) must equal the
 concrete answer; every fallback must be the mode's fallback value; every value's expression must
-evaluate, under the binding, to the concrete value; a valid program must not raise an error."""
+evaluate, under the binding, to the concrete value; a valid program must not raise an error, nor
+a question whose mode falls back a data-dependent one (Note [guard-free questions])."""
 
 from __future__ import annotations
 
@@ -32,6 +33,8 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
                         f"{obs.system} raised {o.exc_type} on a valid question program",
                         f"{o.exc_type}: {o.message}", signature(ORACLE, "error-on-valid", obs, o.exc_type, o.frame))]
     asks = program.asks()
+    if kind == "dde":
+        return _guard_free_dde(program, obs, t)
     valid_asks = [k for k, pos in enumerate(asks) if t.failed_check is None or pos < t.failed_check]
     for k in valid_asks:
         if k >= len(obs.decisions) or k >= len(t.answers):
@@ -54,6 +57,29 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
                        f"({d.how}); the concrete answer is {want}", d.expr, mode, answer=d.answer,
                        question=_question(program, obs, k))]
     return _values(program, obs, t) or _replays(program, obs)
+
+
+def _guard_free_dde(program: QProgram, obs: Observation, t) -> list[Finding]:
+    """Note [guard-free questions]: guard_or_false, guard_or_true, statically_known_true and
+    statically_known_false (the modes with a FALLBACK) promise never to raise a data-dependent
+    error: where the answer is not known they fall back. One that raised broke its API
+    whatever the facts (the spurious-dde oracle's z3 verdict is for the modes that may raise:
+    a DDE of guard_or_false on an expression the facts do not decide was `deserved` there, and
+    no finding: mutant d5c320962d5d of torch's _guard_or, which guards under
+    backed_size_oblivious, survived both campaigns). The raising question is Outcome.op
+    (`ask:<mode>`, torch-env) and must be one the program's facts reach (valid)."""
+    asks, k = program.asks(), len(obs.decisions)
+    if k >= len(asks) or (t.failed_check is not None and asks[k] > t.failed_check):
+        return []
+    mode = program.instrs[asks[k]].args[0]
+    if FALLBACK[mode] is None or obs.outcome.op != f"ask:{mode}":
+        return []
+    o = obs.outcome
+    return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, "dde-in-guard-free",
+                    f"{obs.system} ({obs.config}): {mode} raised a data-dependent error",
+                    f"question {k}: {mode}({o.expr}) raised {o.exc_type}; it falls back to "
+                    f"{FALLBACK[mode]} where the answer is not known\n(at {o.frame})",
+                    signature(ORACLE, "dde-in-guard-free", obs, mode, o.frame))]
 
 
 def _replays(program: QProgram, obs: Observation) -> list[Finding]:

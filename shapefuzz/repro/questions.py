@@ -36,6 +36,12 @@ _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_o
           "size_oblivious": "guard_size_oblivious({c})"}
 
 
+#: the modes that fall back, each call wrapped so that a data-dependent error from it exits 1
+#: (Note [guard-free questions] in oracles/truth.py; the issue form of a dde-in-guard-free finding)
+_GUARD_FREE = {**_MODES, **{m: f"guard_free(lambda: {call})" for m, call in _MODES.items()
+                            if FALLBACK[m] is not None}}
+
+
 def line_limit(case) -> int:
     """Question programs have no public artifact: the ShapeEnv calls and the check are the form."""
     return 60
@@ -52,7 +58,8 @@ ANSWER = "answer({q}, c, {ask}, {fallback!r}, {want!r})"
 
 
 def program_lines(p: QProgram, backed: str = "backed", question: str = CLAIM,
-                  stop_after_last_ask: bool = False, check: str = "torch._check") -> list[str]:
+                  stop_after_last_ask: bool = False, check: str = "torch._check",
+                  modes: dict[str, str] = _MODES) -> list[str]:
     """The program as ShapeEnv calls, one line per instruction (two for a question), up to the
     first false torch._check (the program is invalid past it). Every literal is an int and
     every operator a validated table key (QProgram.validate). A size-oblivious question assumes
@@ -82,7 +89,7 @@ def program_lines(p: QProgram, backed: str = "backed", question: str = CLAIM,
         else:
             mode = a[0]
             lines.append(f"c = {_arg(a[2])} {a[1]} {_arg(a[3])}")
-            call = _MODES[mode].format(c="c")
+            call = modes[mode].format(c="c")
             checked = mode != "size_oblivious" or question not in (CLAIM, ANSWER)
             lines.append(question.format(q=q, ask=call, fallback=FALLBACK[mode], want=t.answers[q])
                          if checked else call)
@@ -149,7 +156,9 @@ def _claims(case, torch_version: str, docs: bool) -> str:
     alt = _alt_answers(case)
     values = f.kind in ("wrong-value-expr", "unsound-value-expr")
     claims_only = f.kind.startswith("wrong-") and alt is None and not values
-    body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only)
+    guard_free = f.kind == "dde-in-guard-free"
+    body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only,
+                         modes=_GUARD_FREE if guard_free else _MODES)
     body += _value_lines(p) if values and alt is None else []
     if alt is not None:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
@@ -163,6 +172,7 @@ def _claims(case, torch_version: str, docs: bool) -> str:
              common.function(questions_issue, backed, docs),
              *([common.function(questions_issue, "unbacked", docs)] if any("unbacked()" in x for x in body) else []),
              *_constrain_helper(body, docs),
+             *([common.function(questions_issue, "guard_free", docs)] if guard_free else []),
              common.function(questions_issue, "claim" if alt is not None else "answer", docs),
              *([common.function(questions_issue, "value", docs)] if values else []),
              *([common.function(questions_issue, "replay", docs)] if alt is not None else []),

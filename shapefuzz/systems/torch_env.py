@@ -105,6 +105,11 @@ class TorchEnvSystem:
         return replace(obs, elapsed_s=time.perf_counter() - t0, log=log)
 
 
+def raiser(ins: QInstr) -> str:
+    """The Outcome.op of a DDE raised by `ins`: `ask:<mode>` for a question, else the op."""
+    return f"ask:{ins.args[0]}" if ins.op == "ask" else ins.op
+
+
 class _Run:
     """One program on one ShapeEnv."""
 
@@ -126,6 +131,8 @@ class _Run:
             except Exception as e:
                 outcome = classify(e)
                 self.stopped = pos if outcome.kind == "dde" else None
+                if outcome.kind == "dde":  # which instruction raised (Note [guard-free questions])
+                    outcome = replace(outcome, op=raiser(ins))
                 return outcome
         return Outcome("ok")
 

@@ -13,6 +13,7 @@ import torch.fx.experimental._config
 from torch._dynamo.source import ConstantSource
 from torch.fx.experimental.symbolic_shapes import (
     DimDynamic,
+    GuardOnDataDependentSymNode,
     ShapeEnv,
     _constrain_range_for_size,
     constrain_range,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from shapefuzz.repro.templates._slots import TRACE, answers, claims, se, wrong
 
 #: every name a generated script may import from this template's imports
-IMPORTED = (ShapeEnv, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false, statically_known_true,
+IMPORTED = (ShapeEnv, GuardOnDataDependentSymNode, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false, statically_known_true,
             torch.fx.experimental._config)
 
 
@@ -64,6 +65,14 @@ def claim(k, c, got, fallback, want):  # question k's answer must be the concret
         claims.append((k, got))
     if got != want and (got != fallback or (static is not None and bool(static) != want)):
         wrong.append(f"question {k}: {expr}: expected {want} (concretely), got {got} (static: {static})")
+
+
+def guard_free(call):  # guard_or_* / statically_known_*: never a data-dependent error (they fall back)
+    try:
+        return call()
+    except GuardOnDataDependentSymNode as e:
+        print(f"BUG: a question that falls back where its answer is not known raised {type(e).__name__}: {e}")
+        sys.exit(1)
 
 
 def answer(k, c, got, fallback, want):  # question k's answer must be the concrete one (want), unless a fallback

@@ -1,0 +1,112 @@
+"""Note [guard-free questions]: a question whose mode falls back (guard_or_false, guard_or_true,
+statically_known_true, statically_known_false) never raises a data-dependent error. The truth
+oracle stays quiet on unmodified torch under every torch-env config, fires under a planted
+_guard_or that guards (as mutant d5c320962d5d does under backed_size_oblivious), and the
+finding's repro.py exits 1 under the plant and 0 without."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from torch.fx.experimental import symbolic_shapes as ss
+
+from shapefuzz.cases.corpus import Case
+from shapefuzz.oracles import check_all
+from shapefuzz.oracles.truth import truth_agreement
+from shapefuzz.program import Ref
+from shapefuzz.program.questions import QInstr, QProgram
+from shapefuzz.repro import repro_source
+from shapefuzz.strategies import qprograms
+from shapefuzz.systems import targets_for
+from shapefuzz.systems.torch_env import TorchEnvSystem
+
+R = Ref
+ENV = TorchEnvSystem()
+
+
+def P(*instrs) -> QProgram:
+    p = QProgram(tuple(QInstr(op, tuple(args)) for op, *args in instrs))
+    p.validate()
+    return p
+
+
+#: u0 = 5 is not known to be > 2: every guard-free mode falls back on it
+PROGRAMS = {mode: P(("unbacked", 5), ("ask", mode, ">", R(0), 2))
+            for mode in ("guard_or_false", "guard_or_true", "statically_known_true", "statically_known_false")}
+
+
+def _guarding_guard_or(a, default):
+    """A planted regression: _guard_or guards (guard_bool) instead of falling back."""
+    if not isinstance(a, torch.SymBool):
+        return a
+    return ss.guard_bool(a)
+
+
+def _kinds(p, config="default"):
+    o = ENV.observe(p, config, ())
+    return o, {(f.oracle, f.kind) for f in check_all(p, None, (o,))}
+
+
+@pytest.mark.parametrize("mode", sorted(PROGRAMS))
+def test_quiet_on_unmodified_torch(mode):
+    o, kinds = _kinds(PROGRAMS[mode])
+    assert o.outcome.kind == "ok" and [d.how for d in o.decisions] == ["fallback"], o.outcome.short()
+    assert kinds == set()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(qprograms())
+def test_no_guard_free_dde_on_unmodified_torch_under_any_config(p):
+    for _, config in targets_for(("torch-env",)):
+        o = ENV.observe(p, config, ())
+        assert not [f for f in truth_agreement(p, o) if f.kind == "dde-in-guard-free"], (config, p.dumps())
+
+
+@pytest.mark.parametrize("mode", ["guard_or_false", "guard_or_true"])
+def test_fires_when_guard_or_raises(monkeypatch, mode):
+    monkeypatch.setattr(ss, "_guard_or", _guarding_guard_or)
+    o, kinds = _kinds(PROGRAMS[mode])
+    assert o.outcome.kind == "dde" and o.outcome.op == f"ask:{mode}"
+    assert ("truth", "dde-in-guard-free") in kinds, kinds
+
+
+def test_a_dde_of_bool_is_not_this_oracles(monkeypatch):
+    """bool() may raise a DDE: whether it was deserved is the spurious-dde oracle's question."""
+    p = P(("unbacked", 5), ("ask", "bool", ">", R(0), 2))
+    o, kinds = _kinds(p)
+    assert o.outcome.kind == "dde" and o.outcome.op == "ask:bool"
+    assert ("truth", "dde-in-guard-free") not in kinds
+
+
+def _plant_source() -> str:
+    """The plant as a sitecustomize.py, so that repro.py's interpreter runs it."""
+    return ("import torch\nimport torch.fx.experimental.symbolic_shapes as ss\n"
+            + inspect.getsource(_guarding_guard_or) + "ss._guard_or = _guarding_guard_or\n")
+
+
+def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
+    monkeypatch.setattr(ss, "_guard_or", _guarding_guard_or)
+    p = PROGRAMS["guard_or_false"]
+    (f,) = [f for f in check_all(p, None, (ENV.observe(p, "default", ()),)) if f.kind == "dde-in-guard-free"]
+    monkeypatch.undo()
+    script = tmp_path / "repro.py"
+    script.write_text(repro_source(Case(f, p, None, torch_version=torch.__version__)))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_plant_source())
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(env):
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+
+    planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
+    assert planted.returncode == 1 and "BUG" in planted.stdout, (
+        planted.stdout + planted.stderr)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
