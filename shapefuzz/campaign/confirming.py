@@ -268,10 +268,11 @@ def confirm_rank(finding, sibling: bool = False) -> int:
     fails no A/B run) after every other, and a bucket sibling after all of them.
 
     Note [sibling confirmations]: a finding whose bucket (its signature up to the config,
-    Signature.bucket) already had a finding confirmed or queued is a sibling: confirmed in a
-    free slot only, after every first-of-its-bucket, and left out of the end phase's reserve
-    (Confirmer.reserve_s), so it never stops generation; the deadline cuts one not reached (it
-    is reported unconfirmed, confirm_timed_out). One ShapeEnv bug met under 16 torch-env
+    Signature.bucket) met a finding before it is a sibling. Its confirmation (a fresh
+    interpreter: seconds of CPU) is submitted only once generation is over (run.py), ranked after
+    every other, and left out of the end phase's reserve (Confirmer.reserve_s), so it neither
+    stops generation nor takes its CPU; the deadline cuts one not reached (it is reported
+    unconfirmed, confirm_timed_out). One ShapeEnv bug met under 16 torch-env
     configs reserved 8 confirmations' time and stopped a 40 s campaign's generation at 16 s."""
     rank = SEVERITIES.index(finding.severity) + (len(SEVERITIES) if finding.pre_existing else 0)
     return rank + (SIBLING_RANK if sibling else 0)

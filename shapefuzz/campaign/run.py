@@ -250,6 +250,15 @@ def _sibling(bugs: dict[str, FoundBug], sig: str) -> bool:
     return next(k for k, b in list(bugs.items()) if b.finding.signature.bucket() == bucket) != sig
 
 
+def _siblings_submitted(confirmer: Confirmer, bugs: dict[str, FoundBug], dirs: dict[str, Path]) -> dict[str, Path]:
+    """`dirs`, once the bucket siblings among them are submitted for confirmation, after every
+    other: generation is over (Note [sibling confirmations])."""
+    for sig, bug in list(bugs.items()):
+        if sig in dirs and _sibling(bugs, sig):
+            confirmer.submit(sig, dirs[sig], confirm_rank(bug.finding, sibling=True))
+    return dirs
+
+
 def _unshrunk_firsts(bugs: dict[str, FoundBug]) -> list[str]:
     """The findings still shrinking whose confirmation the reserve counts: not a sibling's."""
     return [sig for sig, b in list(bugs.items()) if not b.shrunk and not _sibling(bugs, sig)]
@@ -269,8 +278,8 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     def on_bug(bug: FoundBug) -> None:  # Note [deferred known shrink]: a known one confirmed at once
         sig = bug.finding.key
         saved[sig] = failures.run("report", sig, lambda: _save(bug, opts)) or _case_dir(bug, opts)
-        if sig not in failures and (bug.shrunk or _is_known(opts, sig)):
-            confirmer.submit(sig, saved[sig], confirm_rank(bug.finding, sibling=_sibling(camp.bugs, sig)))
+        if sig not in failures and (bug.shrunk or _is_known(opts, sig)) and not _sibling(camp.bugs, sig):
+            confirmer.submit(sig, saved[sig], confirm_rank(bug.finding))  # Note [sibling confirmations]
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
         return END_S + confirmer.reserve_s(_unshrunk_firsts(camp.bugs))
@@ -297,7 +306,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
             blames = blames_of(camp.bugs, pool.run_many, failures)
         shapefuzz_bugs = list(pool.bugs)
         torch_cov = torch_coverage(pool, camp)
-    dirs = _case_dirs(camp, saved, opts)
+    dirs = _siblings_submitted(confirmer, camp.bugs, _case_dirs(camp, saved, opts))
     camp.phase = f"confirming {confirmer.unfinished()} finding(s)"
     with camp.clock.phase("confirm"):
         verdicts = confirm_all(confirmer, dirs, camp.bugs, failures)  # Note [step failures]

@@ -16,6 +16,8 @@ from shapefuzz.systems.observation import Observation
 __all__ = ["truth_agreement"]
 
 ORACLE = "truth"
+#: the modes that promise to add no guard and no runtime assert either (Note [guard-free questions])
+NO_GUARD_MODES = ("statically_known_true", "statically_known_false")
 #: size-oblivious answers assume every size-like symbol is >= 2 (by design, not by proof), so
 #: they are claims about that assumption, not about the concrete values
 UNCHECKED_MODES = ("size_oblivious",)
@@ -43,6 +45,12 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
         mode = program.instrs[asks[k]].args[0]
         if mode in UNCHECKED_MODES:
             continue
+        if mode in NO_GUARD_MODES and d.how in ("guard", "assert"):
+            return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, "guard-in-static",
+                            f"{obs.system} ({obs.config}): {mode} added a {d.how}",
+                            f"question {k}: {mode}({d.expr}) answered {d.answer} by a {d.how}; it "
+                            "promises to add none (Note [guard-free questions])",
+                            signature(ORACLE, "guard-in-static", obs, mode))]
         if d.how == "fallback":
             fb = FALLBACK[mode]
             if fb is not None and d.answer != str(fb):
@@ -60,14 +68,19 @@ def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
 
 
 def _guard_free_dde(program: QProgram, obs: Observation, t) -> list[Finding]:
-    """Note [guard-free questions]: guard_or_false, guard_or_true, statically_known_true and
+    """A DDE of a question that falls back (Note [guard-free questions]).
+
+    Note [guard-free questions]: guard_or_false, guard_or_true, statically_known_true and
     statically_known_false (the modes with a FALLBACK) promise never to raise a data-dependent
     error: where the answer is not known they fall back. One that raised broke its API
     whatever the facts (the spurious-dde oracle's z3 verdict is for the modes that may raise:
     a DDE of guard_or_false on an expression the facts do not decide was `deserved` there, and
     no finding: mutant d5c320962d5d of torch's _guard_or, which guards under
     backed_size_oblivious, survived both campaigns). The raising question is Outcome.op
-    (`ask:<mode>`, torch-env) and must be one the program's facts reach (valid)."""
+    (`ask:<mode>`, torch-env) and must be one the program's facts reach (valid).
+    statically_known_true and statically_known_false promise more: no guard and no runtime
+    assert, and a bool, so a caller's `if` adds none either (a statically_known_true that
+    returned its SymBool guarded in the caller's `if`: mutant 0a4a97871c90)."""
     asks, k = program.asks(), len(obs.decisions)
     if k >= len(asks) or (t.failed_check is not None and asks[k] > t.failed_check):
         return []

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from shapefuzz.cases.corpus import IssueCut
 from shapefuzz.oracles.base import Compares
+from shapefuzz.oracles.truth import NO_GUARD_MODES
 from shapefuzz.program import Ref, _refs
 from shapefuzz.program.metamorphic import ask_map, redundant
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
@@ -40,6 +41,10 @@ _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_o
 #: (Note [guard-free questions] in oracles/truth.py; the issue form of a dde-in-guard-free finding)
 _GUARD_FREE = {**_MODES, **{m: f"guard_free(lambda: {call})" for m, call in _MODES.items()
                             if FALLBACK[m] is not None}}
+#: statically_known_true / _false, each call wrapped so that a guard or an assert it adds exits 1
+_NO_GUARD = {**_MODES, **{m: f"no_guard(lambda: {_MODES[m]})" for m in NO_GUARD_MODES}}
+#: a finding's kind -> the question calls of its issue form, and the helper they need
+_WRAPPED = {"dde-in-guard-free": (_GUARD_FREE, "guard_free"), "guard-in-static": (_NO_GUARD, "no_guard")}
 
 
 def line_limit(case) -> int:
@@ -156,9 +161,9 @@ def _claims(case, torch_version: str, docs: bool) -> str:
     alt = _alt_answers(case)
     values = f.kind in ("wrong-value-expr", "unsound-value-expr")
     claims_only = f.kind.startswith("wrong-") and alt is None and not values
-    guard_free = f.kind == "dde-in-guard-free"
+    modes, helper = _WRAPPED.get(f.kind, (_MODES, None))
     body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only,
-                         modes=_GUARD_FREE if guard_free else _MODES)
+                         modes=modes)
     body += _value_lines(p) if values and alt is None else []
     if alt is not None:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
@@ -172,7 +177,7 @@ def _claims(case, torch_version: str, docs: bool) -> str:
              common.function(questions_issue, backed, docs),
              *([common.function(questions_issue, "unbacked", docs)] if any("unbacked()" in x for x in body) else []),
              *_constrain_helper(body, docs),
-             *([common.function(questions_issue, "guard_free", docs)] if guard_free else []),
+             *([common.function(questions_issue, helper, docs)] if helper else []),
              common.function(questions_issue, "claim" if alt is not None else "answer", docs),
              *([common.function(questions_issue, "value", docs)] if values else []),
              *([common.function(questions_issue, "replay", docs)] if alt is not None else []),

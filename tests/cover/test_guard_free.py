@@ -62,10 +62,11 @@ def test_quiet_on_unmodified_torch(mode):
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(qprograms())
-def test_no_guard_free_dde_on_unmodified_torch_under_any_config(p):
+def test_no_guard_free_finding_on_unmodified_torch_under_any_config(p):
     for _, config in targets_for(("torch-env",)):
         o = ENV.observe(p, config, ())
-        assert not [f for f in truth_agreement(p, o) if f.kind == "dde-in-guard-free"], (config, p.dumps())
+        assert not [f for f in truth_agreement(p, o) if f.kind in ("dde-in-guard-free", "guard-in-static")], (
+            config, p.dumps())
 
 
 @pytest.mark.parametrize("mode", ["guard_or_false", "guard_or_true"])
@@ -109,4 +110,55 @@ def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
     planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
     assert planted.returncode == 1 and "BUG" in planted.stdout, (
         planted.stdout + planted.stderr)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+#: s0 (hint 6) == 3 is undecided and its hint says False: statically_known_true falls back
+STATIC = P(("backed", 6), ("ask", "statically_known_true", "==", R(0), 3))
+
+#: a planted regression (as mutant 0a4a97871c90): statically_known_true hands back its SymBool
+#: where the hint disproves it, so the caller's `if` guards
+PLANT_STATIC = '''
+import torch
+import torch.fx.experimental.symbolic_shapes as ss
+_orig = ss.statically_known_true
+def _symbool_when_disproved(x):
+    if isinstance(x, torch.SymBool) and getattr(x.node, "hint", None) is False:
+        return x
+    return _orig(x)
+ss.statically_known_true = _symbool_when_disproved
+'''
+
+
+def _plant_static(monkeypatch):
+    from shapefuzz.systems import torch_env
+
+    scope: dict = {}
+    exec(PLANT_STATIC, scope)  # the repro's sitecustomize.py, run here too
+    monkeypatch.setattr(ss, "statically_known_true", scope["_orig"])  # undone with the test
+    monkeypatch.setitem(torch_env.ASKERS, "statically_known_true", scope["_symbool_when_disproved"])
+    return scope
+
+
+def test_a_statically_known_question_that_guards_is_a_finding_and_its_repro_shows_it(monkeypatch, tmp_path):
+    o, kinds = _kinds(STATIC)
+    assert [(d.answer, d.how) for d in o.decisions] == [("False", "fallback")] and kinds == set()
+    _plant_static(monkeypatch)
+    o = ENV.observe(STATIC, "default", ())
+    assert [(d.answer, d.how) for d in o.decisions] == [("False", "guard")]
+    (f,) = [f for f in check_all(STATIC, None, (o,)) if f.kind == "guard-in-static"]
+    monkeypatch.undo()
+    script = tmp_path / "repro.py"
+    script.write_text(repro_source(Case(f, STATIC, None, torch_version=torch.__version__)))
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(PLANT_STATIC)
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(env):
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+
+    planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
+    assert planted.returncode == 1 and "BUG" in planted.stdout, planted.stdout + planted.stderr
     assert clean.returncode == 0, clean.stdout + clean.stderr

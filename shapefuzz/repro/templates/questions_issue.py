@@ -75,6 +75,16 @@ def guard_free(call):  # guard_or_* / statically_known_*: never a data-dependent
         sys.exit(1)
 
 
+def no_guard(call):  # statically_known_*: a bool, and no guard or runtime assert added
+    before = (len(se.guards), se.num_deferred_runtime_asserts)
+    got = call()
+    if not isinstance(got, bool) or (len(se.guards), se.num_deferred_runtime_asserts) != before:
+        print(f"BUG: a statically_known question returned {got!r} and added "
+              f"{len(se.guards) - before[0]} guard(s), {se.num_deferred_runtime_asserts - before[1]} assert(s)")
+        sys.exit(1)
+    return got
+
+
 def answer(k, c, got, fallback, want):  # question k's answer must be the concrete one (want), unless a fallback
     expr = c.node.expr if isinstance(c, torch.SymBool) else c
     static = se._maybe_evaluate_static(expr) if isinstance(c, torch.SymBool) else c
