@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,14 +218,16 @@ def _claim_out(opts: FuzzOptions) -> None:
     opts.out.mkdir(parents=True, exist_ok=True)
 
 
-def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
+def _confirmer(opts: FuzzOptions, t0: float, pre_existing: Callable[[str], bool]) -> Confirmer:
     """Note [background confirmation]: a finding is confirmed as soon as its case is final; Note
     [warm confirmation]: a known upstream issue's repro.py runs in a fork of a warm interpreter;
-    Note [pre-existing at confirmation] (ab_confirm.py): in A/B mode, under the baseline too."""
+    Note [pre-existing at confirmation] (ab_confirm.py): in A/B mode, under the baseline too,
+    a known one included unless the baseline's observation showed it (Note [known in A/B])."""
     one_parser_at_a_time()  # before its threads start (Note [one parser at a time])
     fn = BaselineConfirm(opts.baseline, confirm) if opts.baseline else confirm
     return Confirmer(fn, t0 + opts.budget_s + GRACE_S, max(2, opts.workers), opts.confirm,
-                     warm_fn=exits_1_warm, is_warm=lambda sig: _is_known(opts, sig))
+                     warm_fn=exits_1_warm,
+                     is_warm=lambda sig: _is_known(opts, sig) and (not opts.baseline or pre_existing(sig)))
 
 
 def drop_unavailable(opts: FuzzOptions) -> FuzzOptions:
@@ -272,7 +275,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     import_plugins(opts.plugins)
     ab = start_ab(opts.baseline, opts.out, opts.seed, opts.baseline_cache) if opts.baseline else None
     saved: dict[str, Path] = {}
-    confirmer = _confirmer(opts, t0)
+    confirmer = _confirmer(opts, t0, lambda sig: camp.bugs[sig].finding.pre_existing)
     failures = StepFailures()  # Note [step failures] (confirming.py)
 
     def on_bug(bug: FoundBug) -> None:  # Note [deferred known shrink]: a known one confirmed at once

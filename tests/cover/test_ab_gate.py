@@ -131,6 +131,25 @@ def test_a_repro_the_baseline_passes_is_a_difference(tmp_path):
     assert not rows[0]["pre_existing"] and exit_code(rows, [], strict=False) == 1
 
 
+def test_a_known_issue_the_baseline_does_not_show_is_a_difference_and_one_it_shows_is_not(tmp_path):
+    """Note [known in A/B]: a known upstream issue's finding fails an A/B run only where the
+    change made it happen (the baseline's repro passes); where the baseline shows it too it
+    stays known and pre-existing."""
+    known = {"known": True, "known_note": "pytorch/pytorch#1 (a known bug)", "signature": "s"}
+    fixed = _case_dir(tmp_path / "a", REPRO)
+    assert BaselineConfirm(Baseline(sys.executable, (("SF_TEST_BASELINE_FIXED", "1"),)), _confirm)(fixed, 30.0)
+    shown = _case_dir(tmp_path / "b", REPRO)
+    assert BaselineConfirm(Baseline(sys.executable, (("SF_AB_NOISE", ""),)), _confirm)(shown, 30.0)
+    rows = [{**known, "case_dir": str(fixed), "pre_existing": False},
+            {**known, "case_dir": str(shown), "pre_existing": False},
+            {**known, "case_dir": "", "pre_existing": True}]  # the baseline's observation showed it
+    mark_rows(rows)
+    assert [r["known"] for r in rows] == [False, True, True]
+    assert "pytorch/pytorch#1" in rows[0]["known_note"] and "baseline does not show it" in rows[0]["known_note"]
+    new = [r for r in rows if not r["known"]]  # as run_fuzz takes them
+    assert exit_code(new, [], strict=False) == 1 and exit_code(rows[1:], [], strict=False) == 0
+
+
 def test_an_exit_1_with_another_symptom_under_the_baseline_is_not_the_same_bug(tmp_path):
     d = _case_dir(tmp_path, "raise ImportError('no such torch API in the baseline')\n")
     assert BaselineConfirm(Baseline(sys.executable, ()), _confirm)(d, 30.0)
