@@ -33,7 +33,7 @@ VARIANTS = {"worker round trips": ((), False), "ref in process": (("ref",), Fals
 
 
 def one(pool: WorkerPool, variant: tuple, programs: int, seed: int) -> dict:
-    pool.local_systems, pool.share_with_worker = variant
+    pool.local.systems, pool.share_with_worker = variant
     pool.times.per.clear()
     cfg = CampaignSettings(tuple(("ref", c) for c in CONFIGS["ref"]), budget_s=3600, seed=seed,
                            max_examples=programs, shrink_budget_s=5)

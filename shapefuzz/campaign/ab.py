@@ -31,14 +31,14 @@ import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable
 from multiprocessing.connection import wait
 from pathlib import Path
 
-import shapefuzz
-from shapefuzz import BadInput
+from shapefuzz.campaign.ab_probe import check_baseline, probe, start_probe
 from shapefuzz.campaign.ab_speed import fastest, improvement_summary, read_samples, speed_summary
 from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
+from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.campaign.worker_loop import _worker_main
 from shapefuzz.campaign.workers import WorkerPool
 from shapefuzz.cases.corpus import atomic_write, load_state
@@ -49,105 +49,10 @@ from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
 
 __all__ = ["ABPool", "Baseline", "Launcher", "check_baseline", "mark", "probe"]
 
-#: files whose hashes tell two torch builds apart (the shape system and what it leans on)
-SHAPE_FILES = ("fx/experimental/symbolic_shapes.py", "fx/experimental/sym_node.py",
-               "fx/experimental/_config.py", "fx/experimental/recording.py",
-               "utils/_sympy/functions.py", "utils/_sympy/value_ranges.py", "utils/_sympy/solve.py",
-               "_subclasses/fake_tensor.py", "_subclasses/fake_impls.py", "_meta_registrations.py",
-               "fx/passes/runtime_assert.py")
 
 def spec_line(spec: Baseline, seed: int) -> str:
     """What the A/B oracle copies into each finding, so its repro knows the baseline."""
     return SPEC_PREFIX + json.dumps({**spec.to_json(), "seed": seed})
-
-
-# ---- probing both sides -------------------------------------------------------------------
-def build_info() -> dict:
-    """This process's torch: version, file, hashes of SHAPE_FILES; and shapefuzz's folder."""
-    import torch
-
-    root = os.path.dirname(torch.__file__)
-
-    def digest(p: str) -> str:
-        try:
-            with open(os.path.join(root, p), "rb") as fh:
-                return hashlib.sha256(fh.read()).hexdigest()[:16]
-        except OSError:
-            return ""
-
-    return {"torch": torch.__version__, "torch_file": torch.__file__,
-            "shapefuzz": os.path.dirname(os.path.abspath(shapefuzz.__file__)),
-            "python": sys.version.split()[0], "hashes": {p: digest(p) for p in SHAPE_FILES},
-            "tree": _tree_digest(root)}
-
-
-def _tree_digest(root: str) -> str:
-    """Sizes and mtimes of every .py under torch/: an edit anywhere in a source build shows
-    (Note [baseline cache]); 30-60 ms."""
-    h = hashlib.sha256()
-    for dirpath, dirs, files in os.walk(root):
-        dirs.sort()
-        for n in sorted(files):
-            if n.endswith(".py"):
-                try:
-                    st = os.stat(os.path.join(dirpath, n))
-                except OSError:
-                    continue
-                h.update(f"{dirpath[len(root):]}/{n}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()[:16]
-
-
-_PROBE = ("import json, sys; sys.path.insert(0, {root!r}); "
-          "from shapefuzz.campaign.ab import build_info; print(json.dumps(build_info()))")
-
-
-def probe(python: str, env: Mapping[str, str], timeout_s: float = 300.0) -> dict:
-    """build_info() of `python` under `env`. Raises BadInput (one line) when it cannot
-    import torch or shapefuzz."""
-    return _probe_result(_start_probe(python, env), python, timeout_s)
-
-
-def _start_probe(python: str, env: Mapping[str, str]) -> subprocess.Popen:
-    try:
-        return subprocess.Popen([python, "-c", _PROBE.format(root=SOURCE_ROOT)], env=dict(env),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                stdin=subprocess.DEVNULL)
-    except OSError as e:
-        raise BadInput(f"--baseline-python {python}: cannot run it ({type(e).__name__}: {e})") from None
-
-
-def _probe_result(p: subprocess.Popen, python: str, timeout_s: float) -> dict:
-    try:
-        out, err = p.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired as e:
-        p.kill()
-        p.communicate()
-        raise BadInput(f"--baseline-python {python}: cannot run it ({type(e).__name__}: {e})") from None
-    if p.returncode != 0:
-        last = (err.strip().splitlines() or ["no output"])[-1][:200]
-        raise BadInput(f"the baseline ({python}) cannot import torch and shapefuzz ({last}); "
-                       f"check `{python} -c 'import torch'` under the baseline environment")
-    return json.loads(out.strip().splitlines()[-1])
-
-
-def check_baseline(baseline: Baseline, timeout_s: float = 300.0,
-                   started: subprocess.Popen | None = None) -> tuple[dict, dict]:
-    """(candidate probe, baseline probe); BadInput when the baseline is unusable or is the
-    candidate itself: the same torch build with no environment difference. `started`: the
-    baseline's probe, already running (_start_probe)."""
-    env = baseline.environ(os.environ)
-    started = started or _start_probe(baseline.python, env)  # its torch import overlaps ours
-    cand = build_info()
-    base = _probe_result(started, baseline.python, timeout_s)
-    if base["shapefuzz"] != cand["shapefuzz"]:
-        raise BadInput(f"the baseline imports shapefuzz from {base['shapefuzz']}, not from "
-                       f"{cand['shapefuzz']}; remove that copy from its environment")
-    same = (base["torch"], base["hashes"]) == (cand["torch"], cand["hashes"])
-    if same and env == dict(os.environ):
-        raise BadInput(f"the baseline is the candidate: torch {base['torch']} with the same "
-                       "symbolic_shapes.py and friends and no environment difference; give "
-                       "--baseline-python another interpreter or --baseline-env KEY=VALUE")
-    return cand, base
 
 
 # ---- baseline workers (Note [A/B workers]) --------------------------------------------------
@@ -223,15 +128,9 @@ def _generated(tag: Hashable) -> bool:
     return isinstance(tag, tuple) and len(tag) == 2 and all(isinstance(x, int) for x in tag)
 
 
-def _busy(pool) -> list:
-    """The connections of `pool`'s workers that have a job (none for a pool without workers)."""
-    if hasattr(pool, "_dispatch"):
-        pool._dispatch()  # jobs queued since its last step go out first
-    return [w.conn for w in getattr(pool, "workers", ()) if w.task is not None]
-
-
-class ABPool:
-    """Two WorkerPools behind the one-pool group interface (Note [A/B workers])."""
+class ABPool(ExecutorBase):
+    """Two WorkerPools behind the executor interface (Notes [A/B workers], [executor]); what
+    the reports read off it besides is the candidate's, or both sides' summed."""
 
     #: reruns of a pair the slowdown rule calls slower (Note [A/B retiming] in ab_speed.py)
     RETIMES = 2
@@ -253,11 +152,16 @@ class ABPool:
         self._retiming: dict = {}  # tag -> (jobs, candidate's, baseline's, reruns so far)
         self._stayed_slower: dict = {}  # (system, config) -> pairs slower after every rerun
 
-    def __getattr__(self, name: str):
-        """Anything else a campaign reads off its pool (time split, coverage) is the candidate's."""
-        if name.startswith("_") or name in ("cand", "base"):
-            raise AttributeError(name)
-        return getattr(self.cand, name)
+    @property
+    def times(self):
+        return self.cand.times
+
+    @property
+    def coverage(self):
+        return self.cand.coverage
+
+    def cpu_s(self) -> float:
+        return self.cand.cpu_s()
 
     @property
     def size(self) -> int:
@@ -283,12 +187,6 @@ class ABPool:
         self.base.close()
         if self.cache is not None:
             self.cache.close()
-
-    def __enter__(self) -> ABPool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def submit(self, tag: Hashable, jobs) -> None:
         self._jobs[tag] = list(jobs)
@@ -348,7 +246,7 @@ class ABPool:
         Note [one wait]: wait on both sides' busy workers at once, then collect both without
         waiting. Polling one side and then the other (half the timeout each) left a side whose
         answer came during the other's wait idle until that wait ended, in every group."""
-        conns = _busy(self.cand) + _busy(self.base)
+        conns = self.cand.waitables() + self.base.waitables()
         if conns:
             wait(conns, timeout)
             timeout = 0.0
@@ -408,7 +306,7 @@ CACHE_FILE = "ab-cache.json"
 def start(baseline: Baseline, out: Path, seed: int, cache: Path | None = None) -> ABRun:
     """Start probing the baseline; ABRun.pool checks the probe (Note [A/B start-up]). `cache`:
     the baseline cache's file (Note [baseline cache]), None for none."""
-    return ABRun(baseline, out, seed, _start_probe(baseline.python, baseline.environ(os.environ)), cache)
+    return ABRun(baseline, out, seed, start_probe(baseline.python, baseline.environ(os.environ)), cache)
 
 
 class ABRun:
@@ -452,7 +350,7 @@ class ABRun:
                 cand.close()
             base.close()
             raise
-        cand.local_systems = base.local_systems  # both sides' torch jobs in workers: timed alike
+        cand.local.systems = base.local.systems  # both sides' torch jobs in workers: timed alike
         return ABPool(cand, base, self.baseline, self.out / SAMPLES_FILE, self.seed, self._cache(args, kwargs))
 
     def _cache(self, args: tuple, kwargs: dict):

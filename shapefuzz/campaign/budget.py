@@ -21,7 +21,7 @@ budget took 71% of a 30 s make_fx campaign and a third of a 90 s A/B one. So is 
 campaign marks pre-existing: the baseline shows it too (Note [pre-existing findings], oracles/ab.py).
 
 Note [deferred known shrink]: such a finding ends its round as any new signature does, but is not
-shrunk then: its round and index are queued and the next round starts (Campaign._defer_pending).
+shrunk then: its round and index are queued and the next round starts (Shrinker.defer_pending).
 Generation goes on; the queue is shrunk after generation stops, in the shrink window, each for
 the short budget while the budget lasts, by replaying its round as any shrink does (Note [rounds]);
 its siblings (other unshrunk findings of the same program) are queued with it, as a shrink

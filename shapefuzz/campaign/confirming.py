@@ -16,7 +16,7 @@ Note [step failures]: a campaign survives its own failures. An exception in a ba
 confirmation (a case that does not load, a reducer that trips, a parser race in the interpreter:
 Note [one parser at a time]) is a failure of that finding's confirmation, not of the campaign:
 it is kept (`errors`, the traceback by signature) and the finding is reported unconfirmed with
-it in report.json ("error"). The same holds for a finding's shrink (Campaign._shrink_pending) and
+it in report.json ("error"). The same holds for a finding's shrink (Shrinker.pending in shrinking.py) and
 its report steps (saving its case, blame: campaign/run.py); the campaign goes on and writes its
 report. A bug in shapefuzz stays loud (STYLE 4): the traceback is in report.json and the summary
 line counts these failures.

@@ -92,9 +92,9 @@ def import_shared(camp, key: bytes) -> None:
         except (ProgramError, ValueError, RecursionError):
             db.delete(key, value)
             continue
-        ev = camp._evaluate(program, camp.cfg.targets)
+        ev = camp.evaluate(program, camp.cfg.targets)
         camp.stats.db_replays += 1
-        camp._record(ev, program, shrunk=True)  # shrunk by whichever campaign saved it
+        camp.record(ev, program, shrunk=True)  # shrunk by whichever campaign saved it
         if not ev.findings:
             db.delete(key, value)  # fixed: as Hypothesis drops examples that pass
-    camp._save_checkpoint(force=True)
+    camp.save_checkpoint(force=True)

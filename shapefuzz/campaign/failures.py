@@ -8,6 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from shapefuzz.campaign.phases import Step
+
 __all__ = ["StepFailure", "StepFailures", "confirm_all", "shrink_guarded"]
 
 T = TypeVar("T")
@@ -79,7 +81,7 @@ class StepFailures:
 
 
 def shrink_guarded(camp, shrink: Callable[[], None]) -> None:
-    """Campaign._shrink_pending: an exception while shrinking the pending finding is that
+    """Shrinker.pending: an exception while shrinking the pending finding is that
     finding's (FoundBug.error; its smallest program so far is kept) and the campaign goes on.
     Hypothesis re-raises an exception its test body raised once it is done, so one raised by an
     evaluation inside the shrink ends up here too."""
@@ -89,7 +91,7 @@ def shrink_guarded(camp, shrink: Callable[[], None]) -> None:
     except Exception:
         bug = camp.bugs[sig]
         bug.error, bug.shrunk = traceback.format_exc(), True  # shrunk: not tried again
-        camp.phase, camp._mode = "generating", "generate"
+        camp.phase, camp.step = "generating", Step.GENERATE
 
 
 def confirm_all(confirmer, dirs: dict, bugs: dict, failures: StepFailures) -> dict[str, tuple[bool, bool]]:

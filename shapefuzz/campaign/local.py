@@ -1,4 +1,4 @@
-"""Jobs that run in the campaign process (Note [ref in process] in campaign/workers.py), with the
+"""Jobs that run in the campaign process (Note [ref in process], LocalJobs below), with the
 per-job timeout a worker would enforce.
 
 Note [local timeout]: a ref job has no worker to kill when it hangs (a rule that loops, a sympy
@@ -12,10 +12,19 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable
+import time
+import traceback
+from collections.abc import Callable, Hashable
 from contextlib import contextmanager
 
-__all__ = ["LocalTimeout", "Serial", "Share", "deadline"]
+from shapefuzz.campaign.timing import SystemTimes
+from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage, tracing
+from shapefuzz.campaign.worker_loop import _drift, _torch_state
+from shapefuzz.systems.jobs import Job, run_job
+from shapefuzz.systems.observation import BUG, Observation, Outcome
+from shapefuzz.systems.patching import torch_owned
+
+__all__ = ["TORCH_LOCAL", "LocalJobs", "LocalTimeout", "Share", "deadline"]
 
 
 class LocalTimeout(Exception):
@@ -38,24 +47,6 @@ def deadline(seconds: float):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-class Serial:
-    """A plain `run_many(jobs)` callable seen through the WorkerPool group interface."""
-
-    def __init__(self, run_many: Callable):
-        self.run_many = run_many
-        self._done: dict = {}
-
-    def submit(self, tag, jobs) -> None:
-        self._done[tag] = self.run_many(jobs)
-
-    def poll(self, timeout: float = 0.0) -> list:
-        done, self._done = list(self._done.items()), {}
-        return done
-
-    def cancel(self, tag) -> None:
-        self._done.pop(tag, None)
 
 
 class Share:
@@ -85,3 +76,95 @@ class Share:
     def waited(self) -> None:
         """This process waited for the worker's share."""
         self.fraction = max(0.0, self.fraction - self._step)
+
+
+#: systems a worker could run that may run in the campaign process under its state guard
+#: (Note [torch-env in process])
+TORCH_LOCAL = frozenset({"torch-env"})
+
+
+class LocalJobs:
+    """The jobs of a WorkerPool's groups that run in the campaign process: `systems`' jobs,
+    timed into the pool's `times` and `coverage` as a worker's are, a shapefuzz bug or a state
+    drift reported through `report_bug` as a worker's is."""
+
+    def __init__(self, systems: tuple[str, ...], timeout_s: float, times: SystemTimes,
+                 coverage: TorchCoverage, report_bug: Callable[..., None]):
+        self.systems = systems
+        self.timeout_s = timeout_s
+        self.times, self.coverage, self._report_bug = times, coverage, report_bug
+        self._state: dict | None = None  # torch's state before the first local torch job
+        self._cov: CovSampler | None = None  # for the local torch jobs (_sampler)
+        self._parsed: dict = {}  # run_job's parse memo
+
+    def runs_here(self, jobs: list[Job]):
+        """Which jobs of a group run here: the local systems' jobs, and the eager job too when
+        every other job is local (ref's lockstep runs the same eager ops here anyway; a worker
+        round trip for it alone would be the group's whole wait)."""
+        alone = all(j.system in self.systems or j.system == "eager" for j in jobs)
+        return lambda j: j.system in self.systems or (alone and j.system == "eager"
+                                                            and bool(self.systems))
+
+    def run(self, job: Job, tag: Hashable = None) -> Observation:
+        """Run one job here, timed.
+
+        Note [ref in process]: a ref job costs about a millisecond, a worker round trip
+        (pickling the job and its observation both ways, two context switches) several times
+        that, and ref needs none of torch's tracing state a worker isolates. A ref exception is
+        a shapefuzz bug as in a worker (Note [shapefuzz bugs] in workers.py); a hang, a timeout (Note [local
+        timeout])."""
+        cov = self._sampler(job)
+        traced = cov is not None and cov.wants(job.system, job.program_json)
+        cost_before = cov.cost_s if cov is not None else 0.0
+        t = time.perf_counter()
+        try:
+            with deadline(self.timeout_s), tracing(cov, traced):
+                obs = run_job(job, self._parsed)
+        except LocalTimeout as e:
+            obs = Observation(job.system, job.config, Outcome("timeout", "Timeout", str(e)))
+        except Exception as e:
+            self._report_bug(f"{job.system}:{job.config} raised inside shapefuzz: {e!r}"[:300], job,
+                             traceback.format_exc())
+            obs = Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
+        else:
+            dt = time.perf_counter() - t
+            self.times.add(job.system, {"job_s": dt}, dt)
+            if cov is not None:
+                cov.done(job.system, dt, traced)
+            if traced:
+                self.coverage.add(cov.take(), cov.cost_s - cost_before, tag)
+        if cov is not None:  # whatever the job did, torch's state is checked after it
+            self._guard(job)
+        return obs
+
+    def _sampler(self, job: Job) -> CovSampler | None:
+        """For a local torch job, this process's coverage sampler (Note [torch coverage]: local
+        jobs are sampled as a worker's are), made with the first one, when this process's
+        torch state is also read for the state guard; None for other jobs."""
+        if job.system not in TORCH_LOCAL:
+            return None
+        if self._cov is None:
+            self._state = _torch_state(dynamo=False)
+            self._cov = CovSampler()
+        return self._cov
+
+    def _guard(self, job: Job) -> None:
+        """A local torch job's state guard.
+
+        Note [torch-env in process]: a torch-env job (torch's ShapeEnv driven directly, no Dynamo, no
+        tracing state) costs about 1.4 ms; in a torch-env campaign with one worker, the campaign
+        process waited for that worker 27-32% of the wall time while the worker ran every job.
+        So torch-env jobs run here as ref's do, and groups are shared with the worker (Note
+        [shared groups]): both cores run ShapeEnv. Not where the worker is another torch than
+        this process (an A/B baseline, --torch-config) or must trace each program's coverage
+        (--coverage-feedback). The job drives torch under a config's patches, here as in a
+        worker, so this process keeps the worker's state guard (Note [state guard] in workers.py,
+        the Dynamo-free check: 0.2 ms a job). A job that leaves torch's state changed is reported as
+        a worker's would be, and its system's later jobs go to workers, whose state a restart
+        makes fresh; this process cannot be restarted."""
+        drift = _drift(self._state, job)
+        if drift:
+            self._report_bug(f"{job.system}:{job.config} left torch state changed in the campaign "
+                             "process: " + "; ".join(drift[:10]), job, torch_owned=torch_owned(drift))
+            self.systems = tuple(s for s in self.systems if s != job.system)
+            self._state = _torch_state(dynamo=False)

@@ -92,10 +92,11 @@ def snapshot_of(camp: Any, budget_s: float, known: int = 0, unconfirmed: int = 0
     st, now = camp.stats, camp.elapsed()
     last_new = getattr(camp, "last_new_s", None)
     split = ""
+    pool = camp.pool  # None until the campaign runs (its workers start meanwhile); Note [executor]
     if hasattr(camp, "clock"):
-        times = getattr(camp.pool, "times", None)
+        times = pool.times if pool is not None else None
         split = split_text(camp.clock.peek(), times.to_json() if times is not None else {})
-    cov = getattr(camp.pool, "coverage", None)
+    cov = pool.coverage if pool is not None else None
     lines, since_cov = 0, None
     if cov is not None and cov.last_new is not None:
         lines, since_cov = sum(cov.per_area().values()), time.monotonic() - cov.last_new

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz import BadInput
-from shapefuzz.campaign.ab import ab_report
 from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.ab_confirm import BaselineConfirm, mark_rows
 from shapefuzz.campaign.blame import blames_of
@@ -18,14 +17,17 @@ from shapefuzz.campaign.confirming import Confirmer, confirm, confirm_rank
 from shapefuzz.campaign.database import open_database
 from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.campaign.failures import StepFailures, confirm_all
-from shapefuzz.campaign.progress import CampaignProgress, split_text
+from shapefuzz.campaign.progress import CampaignProgress
 from shapefuzz.campaign.rotation import ROTATE
+from shapefuzz.campaign.run_report import report_of, summary, torch_coverage
+from shapefuzz.campaign.run_report import (
+    torch_version as _torch_version,  # tests patch run._torch_version
+)
 from shapefuzz.campaign.space import example_space
 from shapefuzz.campaign.warm_run import exits_1_warm
 from shapefuzz.campaign.workers import WorkerPool, import_plugins
 from shapefuzz.cases.corpus import (
     Case,
-    atomic_write,
     case_dirname,
     clear_campaign,
     finished_campaign,
@@ -35,11 +37,10 @@ from shapefuzz.cases.corpus import (
 )
 from shapefuzz.cases.known import fixed_regression, known_note
 from shapefuzz.oracles import get_oracle
-from shapefuzz.report import op_family_counts, write_report
+from shapefuzz.report import write_report
 from shapefuzz.repro import check_source, repro_source
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import available
-from shapefuzz.systems.observation import to_jsonable
 from shapefuzz.systems.parser_lock import install as one_parser_at_a_time
 
 __all__ = ["FuzzOptions", "confirm", "drop_unavailable", "exit_code", "run_fuzz"]
@@ -78,12 +79,6 @@ class FuzzOptions:
     skipped: tuple = ()  # systems.needs.Skip of each target this torch cannot run (Note [torch names])
 
 
-def _torch_version() -> str:
-    import torch
-
-    return torch.__version__
-
-
 def _observation_of(bug: FoundBug):
     return next((o for o in bug.evaluation.observations
                  if (o.system, o.config) == (bug.finding.system, bug.finding.config)), None)
@@ -110,24 +105,6 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
                      "observation:", repr(obs)[:20000]])
     own = get_oracle(f.oracle).repro  # a plugin oracle's own repro (Note [oracle registry])
     return case, (own(case) if own else repro_source(case)), log
-
-
-def _by_oracle(counts) -> dict:
-    """z3 verdict counts {oracle: {unsat|sat|unknown|timeout|premature|deserved: n}}."""
-    out: dict = {}
-    for (oracle, status), n in sorted(counts.items()):
-        out.setdefault(oracle, {})[status] = n
-    return out
-
-
-def _program_set(out: Path, hashes: list[str]) -> str:
-    """programs.txt lists every program's hash; the digest of that set goes in the report (the
-    same seed gives the same set whatever --workers is, Note [parallel rounds])."""
-    import hashlib
-
-    text = "".join(h + "\n" for h in sorted(hashes))
-    atomic_write(out / "programs.txt", text)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
@@ -174,103 +151,6 @@ def _rows(camp: Campaign, dirs: dict[str, Path], verdicts: dict[str, tuple[bool,
     return findings, unconfirmed
 
 
-def _nested(counts, limit: int = 0) -> dict:
-    """{(system, config, key): n} -> {system: {config: {key: n}}}; with `limit`, the most
-    frequent `limit` keys per config."""
-    out: dict = {}
-    for (s, c, k), n in counts.most_common():
-        per = out.setdefault(s, {}).setdefault(c, {})
-        if not limit or len(per) < limit:
-            per[k] = n
-    return out
-
-
-def _report(opts: FuzzOptions, camp: Campaign, elapsed: float, findings: list, unconfirmed: list,
-            shapefuzz_bugs: list, loop_s: float) -> dict:
-    st = camp.stats
-    return {
-        "torch_version": _torch_version(), "versions": _versions(), "command": opts.command,
-        "seed": opts.seed, "elapsed_s": elapsed,
-        "campaign_s": loop_s, "budget_s": opts.budget_s,
-        "generation_stopped_s": camp.stopped_s, "time_split": _time_split(camp, elapsed),
-        "programs": st.programs, "valid_programs": st.valid,
-        "valid_fraction": st.valid / st.programs if st.programs else 0.0,
-        "throughput": st.programs / elapsed if elapsed else 0.0,
-        "systems": sorted({s for s, _ in opts.targets}), "targets": [list(t) for t in opts.targets],
-        "configs_per_program": opts.configs_per_program,  # Note [config rotation]
-        "skipped_configs": [k.to_json() for k in opts.skipped],  # Note [torch names] (systems/needs.py)
-        "outcomes": _nested(st.outcomes), "error_messages": _nested(st.errors, limit=20),
-        "findings": findings, "new_findings": sum(not f["known"] and not f.get("pre_existing") for f in findings),
-        "unconfirmed": unconfirmed,
-        "ops": dict(st.ops.most_common()), "decisions": dict(st.decisions.most_common()),
-        "z3_verdicts": _by_oracle(st.smt),
-        "timeline": st.timeline[:: 1 + len(st.timeline) // 2000] + st.timeline[-1:],
-        "shrink_spans": [list(x) for x in camp.shrink_spans],
-        "op_families": op_family_counts(dict(st.ops)), "shrink_runs": st.shrink_runs,
-        "torch_config": [list(kv) for kv in opts.torch_config], "workers": opts.workers,
-        "generator": to_jsonable(opts.gen),
-        "resumed": camp.offset_s > 0, "db_replays": st.db_replays,
-        "program_set": _program_set(opts.out, st.hashes),
-        "shapefuzz_bugs": shapefuzz_bugs,  # Notes [shapefuzz bugs], [state guard] (workers.py)
-        "ab": ab_report(opts.baseline, opts.out, st.hashes),  # Note [A/B samples] (ab.py)
-    }
-
-
-def _torch_coverage(pool, camp: Campaign) -> dict | None:
-    """Note [torch coverage] (torchcov.py): the lines the workers' sampled jobs reached."""
-    cov, times = getattr(pool, "coverage", None), getattr(pool, "times", None)
-    if cov is None or times is None:
-        return None
-    return cov.to_json(camp.t0 - camp.offset_s, sum(r["job_s"] for r in times.per.values()))
-
-
-def _time_split(camp: Campaign, elapsed: float) -> dict:
-    """Note [time split] (timing.py): wall phases add up to `wall_s`; workers' time per system."""
-    split = camp.time_split()
-    split["wall_s"] = round(elapsed, 3)
-    # part of `wait`: the first worker importing torch and warming up, before any answer
-    split["first_worker_ready_s"] = round(getattr(camp.pool, "first_ready_s", 0.0), 3)
-    split["cpu_s"] = campaign_cpu(camp.pool)
-    return split
-
-
-def campaign_cpu(pool) -> dict:
-    """What a campaign cost in CPU seconds (report.json time_split.cpu_s).
-
-    Note [campaign CPU]: what a campaign cost in CPU seconds, by process: this one, its
-    reaped children (repro.py confirmations, the reducer), and its workers. Workers are forked
-    from the warm template (Note [zygote]), whose children this process's rusage never sees
-    (`time` on the command undercounts a campaign by its workers: 260 s of 1540 s in one
-    25-minute default campaign), so the pool reads theirs from /proc as each one goes. The
-    template's own torch import (a few seconds) is left out."""
-    t = os.times()
-    out = {"campaign": t.user + t.system, "subprocesses": t.children_user + t.children_system,
-           "workers": pool.cpu_s() if hasattr(pool, "cpu_s") else 0.0}
-    out["total"] = sum(out.values())
-    return {k: round(v, 2) for k, v in out.items()}
-
-
-def _summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, new: list,
-             opts: FuzzOptions) -> str:
-    """The final line: off a terminal, the same facts as the live display (progress.py)."""
-    st = camp.stats
-    known = len(findings) - len(new) if not opts.strict else 0
-    # Note [pre-existing findings] (oracles/ab.py): they do not fail the run; one may be known too
-    pre = sum(bool(f.get("pre_existing")) for f in findings)
-    pre_text = f", {pre} pre-existing: the baseline shows them too" if opts.baseline else ""
-    fresh = len(new) if opts.strict else sum(not f.get("pre_existing") for f in new)
-    valid = f"valid {100 * st.valid / st.programs:.0f}%, " if st.programs else ""
-    stop = (f" (generation stopped at {camp.stopped_s:.0f} s to leave time for shrinking and "
-            f"confirming)" if camp.stopped_s is not None else "")
-    last = f"; last new finding at {camp.last_new_s:.0f} s" if camp.last_new_s is not None else ""
-    split = camp.time_split()
-    return (f"{st.programs} programs in {elapsed:.1f} s of a {opts.budget_s:g} s budget{stop}, "
-            f"{valid}{st.programs / elapsed if elapsed else 0:.1f} programs/s; {len(findings)} "
-            f"confirmed finding(s) ({fresh} new, {known} known upstream{pre_text}, "
-            f"{len(unconfirmed)} unconfirmed){last}; time: {split_text(split['phases_s'], split['systems'])}; "
-            f"report: {opts.out / 'report.md'}")
-
-
 #: seconds the end phase needs besides confirming: blame, closing workers, writing the reports
 END_S = 3.0
 #: how far past the budget confirmations may run before they are cut (Note [wall budget]):
@@ -281,7 +161,6 @@ GRACE_S = 6.5
 def process_start() -> float:
     """time.monotonic() at this process's start (Linux /proc), so the budget covers the
     interpreter's start-up and imports too; elsewhere, now."""
-    import os
 
     try:
         with open("/proc/self/stat") as fh:
@@ -336,20 +215,6 @@ def _claim_out(opts: FuzzOptions) -> None:
                            "--force to replace it (its reports and finding folders are removed)")
         clear_campaign(opts.out)
     opts.out.mkdir(parents=True, exist_ok=True)
-
-
-def _versions() -> dict[str, str]:
-    """The versions a rerun needs to match."""
-    import platform
-    from importlib import metadata
-
-    out = {"python": platform.python_version()}
-    for dist in ("torch", "shapefuzz", "hypothesis", "sympy", "z3-solver"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
 
 
 def _confirmer(opts: FuzzOptions, t0: float) -> Confirmer:
@@ -412,14 +277,14 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
                                                log_path=str(opts.out / "workers.log"),
                                                plugins=opts.plugins,
                                                cov_feedback=opts.coverage_feedback) as pool:
-        confirmer.hint = lambda: getattr(pool, "first_ready_s", 0.0)  # 1.5x: stopped 18 s early
+        confirmer.hint = lambda: pool.first_ready_s  # 1.5x: stopped 18 s early
         _freeze_heap()  # while the workers start (Note [background start])
         camp.run(pool, t0=t0)
         loop_s, camp.phase = camp.elapsed(), "reporting"
         with camp.clock.phase("report"):
             blames = blames_of(camp.bugs, pool.run_many, failures)
         shapefuzz_bugs = list(pool.bugs)
-        torch_cov = _torch_coverage(pool, camp)
+        torch_cov = torch_coverage(pool, camp)
     dirs = _case_dirs(camp, saved, opts)
     camp.phase = f"confirming {confirmer.unfinished()} finding(s)"
     with camp.clock.phase("confirm"):
@@ -430,11 +295,11 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     shapefuzz_bugs += failures.as_bugs()
     new = [f for f in findings if not f["known"] or opts.strict]
     elapsed = camp.elapsed()
-    report = _report(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs, loop_s)
+    report = report_of(opts, camp, elapsed, findings, unconfirmed, shapefuzz_bugs, loop_s)
     write_report(opts.out, {**report, "torch_coverage": torch_cov} if torch_cov else report)
     save_state(opts.out, camp.state(finished=True))  # a rerun with this --out starts afresh
     if not opts.quiet:
-        print(_summary(camp, elapsed, findings, unconfirmed, new, opts))
+        print(summary(camp, elapsed, findings, unconfirmed, new, opts))
     for bug in shapefuzz_bugs:  # loud, and never a silent exit 0
         print(f"{_bug_kind(bug, opts.strict)}: {bug['message']}", file=sys.stderr)
     return exit_code(new, shapefuzz_bugs, opts.strict)

@@ -244,16 +244,15 @@ class Feedback:
         if not self.on:
             return
         self.scores = {}
-        cov = getattr(pool, "coverage", None)
-        if cov is not None:
-            cov.mark_round()
+        if pool.coverage is not None:  # Note [executor]: None where no job is sampled
+            pool.coverage.mark_round()
 
     def tell(self, i: int, pool=None, tag=None) -> None:
         """Inside the test body: program i's score, taken from `pool` for group `tag` when
         given, else the one recorded when program i first ran (a replay)."""
         if not self.on:
             return
-        cov = getattr(pool, "coverage", None)
+        cov = pool.coverage if pool is not None else None  # None: a replay (Note [executor])
         got = cov.scores.pop(tag, None) if cov is not None else None
         if got is not None:
             self.scores[i] = got

@@ -54,18 +54,18 @@ import os
 import signal
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import Hashable
 from multiprocessing.connection import wait
 
-from shapefuzz.campaign.local import LocalTimeout, Share, deadline
+from shapefuzz.campaign.executor import ExecutorBase
+from shapefuzz.campaign.local import LocalJobs, Share
 from shapefuzz.campaign.memory import process_cpu_s
 from shapefuzz.campaign.template import context, start_template
 from shapefuzz.campaign.timing import SystemTimes
-from shapefuzz.campaign.torchcov import CovSampler, TorchCoverage, tracing
-from shapefuzz.campaign.worker_loop import _drift, _torch_state, _worker_main, import_plugins
-from shapefuzz.systems.jobs import Job, run_job
+from shapefuzz.campaign.torchcov import TorchCoverage
+from shapefuzz.campaign.worker_loop import _worker_main, import_plugins
+from shapefuzz.systems.jobs import Job
 from shapefuzz.systems.observation import BUG, Observation, Outcome
 from shapefuzz.systems.patching import torch_owned
 
@@ -79,11 +79,6 @@ class ShapefuzzBug(RuntimeError):
 
 
 # ---- the parent side ---------------------------------------------------------------------------
-#: systems a worker could run that may run in the campaign process under its state guard
-#: (Note [torch-env in process])
-TORCH_LOCAL = frozenset({"torch-env"})
-
-
 class _Worker:
     def __init__(self, ctx, args, launch=None):
         self._starting: threading.Thread | None = None
@@ -152,9 +147,10 @@ def _send(conn, job) -> None:
         pass
 
 
-class WorkerPool:
-    """`n` workers. `submit(tag, jobs)` queues a group, `poll()` returns finished groups;
-    `run_many(jobs)` does both for one group. Observations come back in job order."""
+class WorkerPool(ExecutorBase):
+    """`n` workers behind the executor interface (Note [executor]): `submit(tag, jobs)` queues a
+    group, `poll()` returns finished groups; `run_many(jobs)` does both for one group.
+    Observations come back in job order."""
 
     MAX_STARTUP_FAILURES = 3
 
@@ -188,14 +184,12 @@ class WorkerPool:
         self.first_ready_s = 0.0
         self.retired_cpu_s = 0.0  # CPU seconds of the workers already gone (cpu_s)
         self.coverage = TorchCoverage()  # Note [torch coverage]
-        #: systems whose jobs run in this process, not in a worker (Notes [ref in process],
-        #: [torch-env in process]): torch-env only where this process is the torch a worker would
-        #: run (no other interpreter, no --torch-config) and no job needs a worker's coverage trace
+        #: the jobs run in this process, not in a worker (Notes [ref in process], [torch-env in
+        #: process]): torch-env only where this process is the torch a worker would run (no
+        #: other interpreter, no --torch-config) and no job needs a worker's coverage trace
         local_torch = launch is None and not torch_config and not cov_feedback
-        self.local_systems: tuple[str, ...] = ("ref", "torch-env") if local_torch else ("ref",)
-        self._local_state: dict | None = None  # torch's state before the first local torch job
-        self._cov: CovSampler | None = None  # for the local torch jobs (_sampler)
-        self._parsed: dict = {}  # run_job's parse memo for the local jobs
+        self.local = LocalJobs(("ref", "torch-env") if local_torch else ("ref",), timeout_s, self.times,
+                               self.coverage, self._report_bug)
         self.share_with_worker = True  # Note [shared groups] (campaign/local.py)
         self.share = Share()
         self._sharing = False  # some group was shared: a wait in poll is a wait for the worker
@@ -221,12 +215,6 @@ class WorkerPool:
                 pass
             w.kill()
 
-    def __enter__(self) -> WorkerPool:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
     # ---- groups -------------------------------------------------------------------------------
     def submit(self, tag: Hashable, jobs: list[Job]) -> None:
         if tag in self._live or tag in self._finished:
@@ -238,22 +226,14 @@ class WorkerPool:
         key = self._live[tag] = (tag, self._serial)
         self._groups[key] = [None] * len(jobs)
         self._left[key] = len(jobs)
-        here = self._shared(jobs, self._local(jobs))
+        here = self._shared(jobs, self.local.runs_here(jobs))
         local = [(key, i, j) for i, j in enumerate(jobs) if here(j)]
         self._queue.extend((key, i, j) for i, j in enumerate(jobs) if not here(j))
         self._dispatch()  # the workers start on theirs first
         for task in local:
-            self._store(task, self._run_here(task[2], task[0][0]))
+            self._store(task, self.local.run(task[2], task[0][0]))
         if not jobs:
             self._complete(key)
-
-    def _local(self, jobs: list[Job]):
-        """Which jobs of a group run here: the local systems' jobs, and the eager job too when
-        every other job is local (ref's lockstep runs the same eager ops here anyway; a worker
-        round trip for it alone would be the group's whole wait)."""
-        alone = all(j.system in self.local_systems or j.system == "eager" for j in jobs)
-        return lambda j: j.system in self.local_systems or (alone and j.system == "eager"
-                                                            and bool(self.local_systems))
 
     def _shared(self, jobs: list[Job], here):
         """`here`, with the last jobs of a group that could run here whole given to the worker
@@ -276,70 +256,6 @@ class WorkerPool:
             if not w.ready and w.task is None and w.conn.poll(0):
                 self._receive(wi)
         return next((w for w in self.workers if w.ready), None)
-
-    def _run_here(self, job: Job, tag: Hashable = None) -> Observation:
-        """Run one job here, timed.
-
-        Note [ref in process]: a ref job costs about a millisecond, a worker round trip
-        (pickling the job and its observation both ways, two context switches) several times
-        that, and ref needs none of torch's tracing state a worker isolates. A ref exception is
-        a shapefuzz bug as in a worker (Note [shapefuzz bugs]); a hang, a timeout (Note [local
-        timeout])."""
-        cov = self._sampler(job)
-        traced = cov is not None and cov.wants(job.system, job.program_json)
-        cost_before = cov.cost_s if cov is not None else 0.0
-        t = time.perf_counter()
-        try:
-            with deadline(self.timeout_s), tracing(cov, traced):
-                obs = run_job(job, self._parsed)
-        except LocalTimeout as e:
-            obs = Observation(job.system, job.config, Outcome("timeout", "Timeout", str(e)))
-        except Exception as e:
-            self._report_bug(f"{job.system}:{job.config} raised inside shapefuzz: {e!r}"[:300], job,
-                             traceback.format_exc())
-            obs = Observation(job.system, job.config, Outcome(BUG, "ShapefuzzBug", repr(e)[:300]))
-        else:
-            dt = time.perf_counter() - t
-            self.times.add(job.system, {"job_s": dt}, dt)
-            if cov is not None:
-                cov.done(job.system, dt, traced)
-            if traced:
-                self.coverage.add(cov.take(), cov.cost_s - cost_before, tag)
-        if cov is not None:  # whatever the job did, torch's state is checked after it
-            self._guard_local_state(job)
-        return obs
-
-    def _sampler(self, job: Job) -> CovSampler | None:
-        """For a local torch job, this process's coverage sampler (Note [torch coverage]: local
-        jobs are sampled as a worker's are), made with the first one, when this process's
-        torch state is also read for the state guard; None for other jobs."""
-        if job.system not in TORCH_LOCAL:
-            return None
-        if self._cov is None:
-            self._local_state = _torch_state(dynamo=False)
-            self._cov = CovSampler()
-        return self._cov
-
-    def _guard_local_state(self, job: Job) -> None:
-        """A local torch job's state guard.
-
-        Note [torch-env in process]: a torch-env job (torch's ShapeEnv driven directly, no Dynamo, no
-        tracing state) costs about 1.4 ms; in a torch-env campaign with one worker, the campaign
-        process waited for that worker 27-32% of the wall time while the worker ran every job.
-        So torch-env jobs run here as ref's do, and groups are shared with the worker (Note
-        [shared groups]): both cores run ShapeEnv. Not where the worker is another torch than
-        this process (an A/B baseline, --torch-config) or must trace each program's coverage
-        (--coverage-feedback). The job drives torch under a config's patches, here as in a
-        worker, so this process keeps the worker's state guard (Note [state guard], the
-        Dynamo-free check: 0.2 ms a job). A job that leaves torch's state changed is reported as
-        a worker's would be, and its system's later jobs go to workers, whose state a restart
-        makes fresh; this process cannot be restarted."""
-        drift = _drift(self._local_state, job)
-        if drift:
-            self._report_bug(f"{job.system}:{job.config} left torch state changed in the campaign "
-                             "process: " + "; ".join(drift[:10]), job, torch_owned=torch_owned(drift))
-            self.local_systems = tuple(s for s in self.local_systems if s != job.system)
-            self._local_state = _torch_state(dynamo=False)
 
     def in_flight(self) -> int:
         """Groups submitted and not yet returned by poll."""
@@ -371,6 +287,12 @@ class WorkerPool:
         while tag not in self._finished:
             self._step(0.25)
         return self._finished.pop(tag)
+
+    def waitables(self) -> list:
+        """The connections of the workers that have a job, jobs queued since the last step sent
+        first (Note [one wait] in ab.py)."""
+        self._dispatch()
+        return [w.conn for w in self.workers if w.task is not None]
 
     # ---- machinery ----------------------------------------------------------------------------
     def _dispatch(self) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
-from types import SimpleNamespace
 
 from shapefuzz.campaign.ab import ABPool
+from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.oracles.ab import slower
 from shapefuzz.repro.ab import Baseline
 from shapefuzz.systems.jobs import Job
@@ -20,7 +20,7 @@ JOBS = [Job("{}", "eager", "default", "[]"), Job("{}", "make_fx", "default", "[]
         Job("{}", "export", "default", "[]")]
 
 
-class TimedPool:
+class TimedPool(ExecutorBase):
     """A WorkerPool stand-in answering at the next poll; `times[system]` are the elapsed times
     of that system's successive runs (the last one repeats)."""
 
@@ -104,7 +104,9 @@ class PipePool:
         from multiprocessing import Pipe
 
         self.conn, self.peer = Pipe()
-        self.workers = [SimpleNamespace(conn=self.conn, task="busy")]
+
+    def waitables(self):
+        return [self.conn]  # its one worker is busy
 
     def poll(self, timeout):
         return [self.conn.recv()] if self.conn.poll(timeout) else []

@@ -11,6 +11,7 @@ import pickle
 
 from shapefuzz.campaign.ab import ABPool
 from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
+from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.repro.ab import Baseline
 from shapefuzz.systems.jobs import Job
 from shapefuzz.systems.observation import Decision, Observation, Outcome, RunResult, SmtCheck, Value
@@ -78,7 +79,7 @@ def test_the_key_follows_the_build_the_environment_and_the_patch_files(tmp_path)
     assert build_key(BUILD, env, {"torch_config": []}) != k
 
 
-class FakePool:
+class FakePool(ExecutorBase):
     """A WorkerPool stand-in: answers every submitted group at the next poll."""
 
     def __init__(self):

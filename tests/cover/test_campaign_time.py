@@ -382,8 +382,9 @@ def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
     import subprocess
     import sys
 
+    from shapefuzz.campaign.executor import InProcess
     from shapefuzz.campaign.memory import process_cpu_s
-    from shapefuzz.campaign.run import campaign_cpu
+    from shapefuzz.campaign.run_report import campaign_cpu
     from shapefuzz.campaign.workers import WorkerPool
 
     busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\ninput()"
@@ -411,7 +412,7 @@ def test_campaign_cpu_counts_forked_workers_and_never_a_child_twice():
     assert pool.cpu_s() == pool.retired_cpu_s >= forked
     assert cpu["workers"] == round(pool.cpu_s(), 2) >= round(forked, 2)
     assert cpu["total"] == round(cpu["campaign"] + cpu["subprocesses"] + cpu["workers"], 2)
-    assert campaign_cpu(object())["workers"] == 0.0  # an executor without workers
+    assert campaign_cpu(InProcess(list))["workers"] == 0.0  # an executor without workers
 
 
 def test_a_known_issue_is_confirmed_warm_and_a_new_one_standalone(tmp_path):

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import signal
 import time
-from types import SimpleNamespace
 
 import pytest
 
-import shapefuzz.campaign.workers as workers
-from shapefuzz.campaign.local import LocalTimeout, deadline
+import shapefuzz.campaign.local as local
+from shapefuzz.campaign.local import LocalJobs, LocalTimeout, deadline
 from shapefuzz.campaign.timing import SystemTimes
+from shapefuzz.campaign.torchcov import TorchCoverage
 from shapefuzz.systems.jobs import Job
 
 
@@ -28,9 +28,8 @@ def test_the_deadline_interrupts_a_hang_and_clears_its_timer():
 
 
 def test_a_hanging_local_job_is_a_timeout_observation(monkeypatch):
-    monkeypatch.setattr(workers, "run_job", lambda job, parsed: time.sleep(10))
-    pool = SimpleNamespace(timeout_s=0.2, _parsed={}, times=SystemTimes(), _report_bug=None,
-                           _sampler=lambda job: None)  # a ref job: no coverage sampler
-    obs = workers.WorkerPool._run_here(pool, Job("{}", "ref", "default", "[]"))
+    monkeypatch.setattr(local, "run_job", lambda job, parsed: time.sleep(10))
+    here = LocalJobs(("ref",), 0.2, SystemTimes(), TorchCoverage(), None)  # a ref job: no coverage sampler
+    obs = here.run(Job("{}", "ref", "default", "[]"))
     assert (obs.system, obs.outcome.kind) == ("ref", "timeout"), obs.outcome
     assert "no answer in 0.2 s" in obs.outcome.message

@@ -35,7 +35,7 @@ def test_ref_jobs_run_here_in_job_order_and_equal_a_workers(monkeypatch):
         t = pool.times.per  # nothing went to the worker: no round trip
         assert t["ref"]["jobs"] == 3 and t["eager"]["jobs"] == 1
         assert t["ref"]["ipc_s"] == t["eager"]["ipc_s"] == 0.0
-        pool.local_systems = ()  # the worker path gives the same observations
+        pool.local.systems = ()  # the worker path gives the same observations
         assert all(_same(a, b) for a, b in zip(pool.run_many(jobs), got))
         assert t["ref"]["jobs"] == 6 and t["ref"]["ipc_s"] > 0.0
 
@@ -87,7 +87,7 @@ def test_a_tag_submitted_again_after_a_cancel_gets_its_own_answers():
     first = jobs_for(P, (("ref", "default"), ("ref", "all-off"), ("ref", "agfs=2")), 0, 0)
     again = jobs_for(q, (("ref", "default"), ("ref", "agfs=1")), 0, 0)
     with WorkerPool(1, timeout_s=60) as pool:
-        pool.local_systems = ()  # every job through the worker's pipe
+        pool.local.systems = ()  # every job through the worker's pipe
         pool.run_many(first)  # the worker is up: the next jobs are sent ahead at once
         pool.submit("a", first)
         pool.cancel("a")
@@ -113,27 +113,27 @@ def _question_jobs():
 def test_torch_env_jobs_run_here_and_equal_a_workers():
     jobs = _question_jobs()
     with WorkerPool(1, timeout_s=60) as pool:
-        assert "torch-env" in pool.local_systems
+        assert "torch-env" in pool.local.systems
         pool.share_with_worker = False
         got = pool.run_many(jobs)
         t = pool.times.per
         assert t["torch-env"]["jobs"] == 3 and t["torch-env"]["ipc_s"] == 0.0
-        pool.local_systems = ()
+        pool.local.systems = ()
         assert all(_same(a, b) for a, b in zip(pool.run_many(jobs), got))
         assert t["torch-env"]["ipc_s"] > 0.0 and not pool.bugs
 
 
 def test_torch_env_stays_in_workers_where_the_worker_is_another_torch():
     with WorkerPool(1, timeout_s=60, torch_config=(("capture_scalar_outputs", True),)) as pool:
-        assert pool.local_systems == ("ref",)
+        assert pool.local.systems == ("ref",)
     with WorkerPool(1, timeout_s=60, cov_feedback=True) as pool:
-        assert pool.local_systems == ("ref",)
+        assert pool.local.systems == ("ref",)
 
 
 def test_a_local_torch_job_that_leaves_torch_state_changed_is_reported_and_moved_to_workers(monkeypatch):
     import torch.fx.experimental._config as fxx
 
-    from shapefuzz.campaign import workers
+    from shapefuzz.campaign import local
 
     jobs = _question_jobs()
 
@@ -141,7 +141,7 @@ def test_a_local_torch_job_that_leaves_torch_state_changed_is_reported_and_moved
         fxx.aggressive_guard_free_semantics = 1  # never restored by the job
         return run_job(job, parsed)
 
-    monkeypatch.setattr(workers, "run_job", leaky)
+    monkeypatch.setattr(local, "run_job", leaky)
     try:
         with WorkerPool(1, timeout_s=60) as pool:
             pool.share_with_worker = False
@@ -150,7 +150,7 @@ def test_a_local_torch_job_that_leaves_torch_state_changed_is_reported_and_moved
             [bug] = pool.bugs
             assert "left torch state changed" in bug["message"]
             assert "aggressive_guard_free_semantics" in bug["message"]
-            assert "torch-env" not in pool.local_systems  # the rest go to a worker
+            assert "torch-env" not in pool.local.systems  # the rest go to a worker
     finally:
         fxx.aggressive_guard_free_semantics = 0
 
@@ -174,19 +174,19 @@ def test_local_torch_jobs_are_sampled_for_torch_coverage():
 def test_a_local_torch_job_that_times_out_is_still_state_checked(monkeypatch):
     import torch.fx.experimental._config as fxx
 
-    from shapefuzz.campaign import workers
+    from shapefuzz.campaign import local
 
     def leaky_hang(job, parsed=None):
         fxx.aggressive_guard_free_semantics = 1  # left changed by a job cut off by the timeout
         time.sleep(10)
 
-    monkeypatch.setattr(workers, "run_job", leaky_hang)
+    monkeypatch.setattr(local, "run_job", leaky_hang)
     try:
         with WorkerPool(1, timeout_s=0.3) as pool:
             pool.share_with_worker = False
             [obs] = pool.run_many(_question_jobs()[:1])
             assert obs.outcome.kind == "timeout"
             assert any("left torch state changed" in b["message"] for b in pool.bugs)
-            assert "torch-env" not in pool.local_systems
+            assert "torch-env" not in pool.local.systems
     finally:
         fxx.aggressive_guard_free_semantics = 0

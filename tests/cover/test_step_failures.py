@@ -18,8 +18,8 @@ from dataclasses import replace
 import pytest
 
 from shapefuzz.campaign import run
-from shapefuzz.campaign.engine import Campaign
-from shapefuzz.campaign.local import Serial
+from shapefuzz.campaign.executor import InProcess
+from shapefuzz.campaign.shrinking import Shrinker
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import parser_lock
 from shapefuzz.systems.jobs import run_job
@@ -33,20 +33,11 @@ def _planted(job):
     return obs
 
 
-class InProcessPool(Serial):
+class InProcessPool(InProcess):
     """WorkerPool's interface as run_fuzz uses it, every job run here with a planted crash."""
-
-    first_ready_s = 0.0
 
     def __init__(self, *args, **kwargs):
         super().__init__(lambda jobs: [_planted(j) for j in jobs])
-        self.bugs: list = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return None
 
 
 def _campaign(tmp_path, monkeypatch, quiet: bool = True) -> tuple[int, dict]:
@@ -83,7 +74,7 @@ def test_a_confirmation_that_raises_is_that_finding_s(tmp_path, monkeypatch):
 def test_a_shrink_that_raises_is_that_finding_s(tmp_path, monkeypatch):
     confirmed: list = []
     monkeypatch.setattr(run, "confirm", lambda d, t: confirmed.append(d) or True)
-    monkeypatch.setattr(Campaign, "_shrink_one", _boom)
+    monkeypatch.setattr(Shrinker, "shrink_one", _boom)
     rc, report = _campaign(tmp_path, monkeypatch)
     assert rc == 1
     rows = _failed(report, "shrink")
