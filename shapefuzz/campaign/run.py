@@ -41,6 +41,7 @@ from shapefuzz.report import write_report
 from shapefuzz.repro import check_source, repro_source
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import available
+from shapefuzz.systems.evidence import to_json as evidence_json
 from shapefuzz.systems.parser_lock import install as one_parser_at_a_time
 
 __all__ = ["FuzzOptions", "confirm", "drop_unavailable", "exit_code", "run_fuzz"]
@@ -129,7 +130,7 @@ def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: s
             "n_instrs": len(bug.program.instrs), "known": note is not None, "known_note": note or "",
             "regressed_fix": regressed or "",
             "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line,
-            "pre_existing": f.pre_existing}
+            "pre_existing": f.pre_existing, "evidence": evidence_json(f.evidence)}
 
 
 def _case_dirs(camp: Campaign, saved: dict[str, Path], opts: FuzzOptions) -> dict[str, Path]:

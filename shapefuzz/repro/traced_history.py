@@ -13,7 +13,8 @@ from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
 from shapefuzz.repro.templates import traced_history as template
 from shapefuzz.repro.tracing import plan_of, trace_call, trace_imports, trace_setup
-from shapefuzz.systems import trace_history
+from shapefuzz.systems import evidence, trace_history
+from shapefuzz.systems.evidence.history import HistoryEvidence
 
 __all__ = ["asked_of", "issue"]
 
@@ -24,13 +25,14 @@ _EXITS = ("Exits 1 while a fresh ShapeEnv holding what the live one knew answers
           "live one did, 0 once they agree (or the trace no longer meets the question), 2 for no verdict.")
 
 
-def asked_of(detail: str) -> tuple[str, str, str]:
-    """(mode, expr, live answer) from the lines shapefuzz.oracles.history writes into the detail."""
-    lines = dict(x.split(": ", 1) for x in detail.split("\n")[1:] if ": " in x)
-    mode = lines.get("asked", "")
-    if mode not in ASKERS:
-        raise ValueError(f"a tensor history finding names no recorded call ({mode!r}): re-run the campaign")
-    return mode, lines.get("expr", ""), lines.get("live", "")
+def asked_of(finding) -> tuple[str, str, str]:
+    """(mode, expr, live answer) of the question the finding's evidence records (Note [typed
+    evidence]; shapefuzz.systems.evidence.history)."""
+    ev = evidence.of(finding, HistoryEvidence)
+    r = ev.records[0] if ev is not None and ev.records else None
+    if r is None or r.mode not in ASKERS:
+        raise ValueError(f"a tensor history finding names no recorded call ({r and r.mode!r}): re-run the campaign")
+    return r.mode, r.expr, r.live[0]
 
 
 def issue(case, torch_version: str = "") -> str:
@@ -38,7 +40,7 @@ def issue(case, torch_version: str = "") -> str:
     plan, s = plan_of(case), common.settings_of(f.system, f.config)
     if f.system == "make_fx":  # static dims as make_fx's fake mode traces them: marked only when needed
         plan = replace(plan, marked=bool(s.env_kwargs) or {d for x in p.inputs for d in x.dims} != {"static"})
-    mode, expr, live = asked_of(f.detail)
+    mode, expr, live = asked_of(f)
     static = mode == "statically_known_true" or (mode.startswith("guard_or") and s.fx.get("backed_size_oblivious"))
     block = "dde" if not live else "undecided" if static else "fallbacks"
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), *common.fx_lines(common.fx_switches(case, s.fx)),

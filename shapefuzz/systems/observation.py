@@ -13,6 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from shapefuzz.program import InputSpec
+from shapefuzz.systems.evidence.base import NONE as NO_EVIDENCE
+from shapefuzz.systems.evidence.base import Evidence
 
 __all__ = [
     "BUG",
@@ -290,7 +292,6 @@ class Observation:
     #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
     diverges: tuple[str, ...] = ()
     echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
-    history: tuple = ()  # shapefuzz.systems.history.HistoryRecord per replayed question (torch-env) or fallback (make_fx, export)
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     #: declared-dynamic input dims the trace made constant without a constraint violation
     #: ("input i dim d (how declared): what it became"; shapefuzz/oracles/specialization.py)
@@ -302,6 +303,9 @@ class Observation:
     scaling: tuple[Scaling, ...] = ()  # make_fx: the program's family scaled by n, when sampled
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
+    #: Note [typed evidence] (shapefuzz.systems.evidence): each oracle's own data, by its name
+    #: (the history oracle's replays: shapefuzz.systems.evidence.history), set by `record`
+    evidence: Evidence = NO_EVIDENCE
 
 
 def to_jsonable(obj: Any) -> Any:
