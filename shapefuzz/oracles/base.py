@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from shapefuzz.oracles.findings import SEVERITIES, Finding, Severity
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.program.kinds import KINDS, kind_of
 from shapefuzz.systems.observation import BUG, Observation
 
@@ -92,8 +93,8 @@ class Oracle:
     per_observation: bool = False
     targets: Callable[[Finding, Sequence[Target]], tuple[Target, ...]] = own_target
     replay_input: Callable[[Finding, Observation, str], tuple] = _replays_of
-    #: a plugin oracle's own repro.py source for a case (None: the family repro of its system)
-    repro: Callable[[object], str] | None = field(default=None)
+    #: its own repro forms, tried in order before its system's family (Note [repro forms])
+    forms: tuple[ReproForm, ...] = ()
     #: the `Finding.oracle` names its check emits (default: its own name); the z3 module's one
     #: check emits four verdicts from one pass over the recorded claims
     emits: tuple[str, ...] = ()

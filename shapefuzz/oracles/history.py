@@ -16,6 +16,7 @@ from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.buckets import expr_class, one_per_bucket, valid_until
 from shapefuzz.oracles.findings import Finding, Severity
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.program.questions import truth
 from shapefuzz.systems.evidence import of
@@ -119,6 +120,27 @@ def legacy_evidence(finding: Finding) -> HistoryEvidence | None:
                                           (live, "fallback" if live else "dde"), ("", ""), mode=lines["asked"]),))
 
 
+def _traced_values(case) -> dict:
+    """What the tensor form's script asks: the recorded question, its public call, the live answer."""
+    (r, *_) = of(case.finding, HistoryEvidence).records
+    return {"EXPR": r.expr, "MODE": r.mode, "LIVE": r.live[0]}
+
+
+def _question_values(case) -> dict:
+    """The finding's question in the program shown: in a cut program (which ends at that
+    question, Note [issue form reduction]) the last one."""
+    return {"QUESTION": min(case.finding.replay_index, len(case.program.asks()) - 1)}
+
+
+#: Note [repro forms]: a question program's history finding in two ShapeEnvs the program runs in;
+#: a tensor program's traced by the finding's public call, then its recorded question asked again
+#: in a fresh ShapeEnv given what the live one knew
+FORMS = (ReproForm("history-questions", "shapefuzz.repro.templates.questions_history", _question_values,
+                   lambda f: f.system == "torch-env", writer="fresh-env-questions", check=True),
+         ReproForm("history-trace", "shapefuzz.repro.templates.traced_history", _traced_values,
+                   lambda f: f.system != "torch-env", writer="fresh-env-trace", check=True))
+
+
 def _no_input(finding: Finding, obs: Observation, kind: str) -> tuple:
     return None, None  # the program's own values show it
 
@@ -128,4 +150,4 @@ ORACLE_OBJ = register(Oracle(
     "questions were asked before (a fresh ShapeEnv with the same facts must not answer sharper)",
     lambda c: across_configs(c.program, c.observations, c.eager), kinds=("questions", "tensors"), rank=55,
     replay_input=_no_input, compares=Compares.FRESH_ENV, evidence=HistoryEvidence,
-    legacy_evidence=legacy_evidence))
+    legacy_evidence=legacy_evidence, forms=FORMS))

@@ -32,9 +32,10 @@ from shapefuzz.oracles import check_all
 from shapefuzz.oracles.ab import SPEC_PREFIX, mark
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, register_writer
 from shapefuzz.systems.jobs import Job, run_job
 
-__all__ = ["SOURCE_ROOT", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
+__all__ = ["SOURCE_ROOT", "WRITER", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
 
 #: the source folder holding the shapefuzz package (both sides import it from there)
 SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -248,3 +249,6 @@ def _compare(case, spec: Baseline, line: str, seed: int, script: str, timed: boo
         return 0
     print(f"BUG ({f.oracle} {f.kind}): {hits[0].detail.rsplit(chr(10), 1)[0]}")
     return 1
+
+
+WRITER = register_writer(Writer("ab", issue, check, line_limit))  # Note [repro forms]

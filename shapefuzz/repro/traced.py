@@ -12,11 +12,12 @@ from __future__ import annotations
 
 from shapefuzz.oracles.base import Compares
 from shapefuzz.program.codegen import function_source, inputs_source
-from shapefuzz.repro import common, traced_history
+from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, choose, register_writer
 from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
 from shapefuzz.repro.tracing import Plan, plan_of, trace_call, trace_imports, trace_setup
 
-__all__ = ["check", "issue", "line_limit", "reduction"]
+__all__ = ["WRITER", "check", "issue", "line_limit", "reduction"]
 
 _DDE_EXITS = ("Exits 1 while the data-dependent error is raised and z3 decides its expression from the "
               "facts torch held, 0 once it traces or they do not decide it, 2 for no verdict.")
@@ -25,10 +26,8 @@ _DDE_EXITS = ("Exits 1 while the data-dependent error is raised and z3 decides i
 def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a trace that raises by
     the instruction that raised (a spurious DDE's too: a cut that drops the fact deciding it
-    exits 0, and the full form stays), an output check by its outputs; a history form (two
-    ShapeEnvs side by side, shapefuzz/repro/traced_history.py) as a trace that raises."""
-    if common.compares(case.finding) == Compares.FRESH_ENV:
-        return "raise"  # the shortest prefix that still fails keeps the earlier question
+    exits 0, and the full form stays), an output check by its outputs (a history finding's form
+    is the history oracle's: shapefuzz/repro/traced_history.py)."""
     return "raise" if plan_of(case).check == "raises" else "outputs"
 
 
@@ -38,7 +37,7 @@ def line_limit(case) -> int:
     shapes evaluated, settings patched: a torch.fx.experimental._config switch is a private
     name, checked first, Note [private names in scripts] in common.py)."""
     plan = plan_of(case)
-    proof = common.compares(case.finding) in (Compares.PROOF, Compares.FRESH_ENV)  # the z3 proof / the fresh env is a helper
+    proof = common.compares(case.finding) == Compares.PROOF  # the z3 proof is a helper
     s = common.settings_of(case.finding.system, case.finding.config)
     switched = bool(common.fx_switches(case, s.fx))
     return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof or switched) else 60
@@ -46,8 +45,6 @@ def line_limit(case) -> int:
 
 def issue(case, torch_version: str = "") -> str:
     f, p = case.finding, case.program
-    if common.compares(f) == Compares.FRESH_ENV:
-        return traced_history.issue(case, torch_version)
     plan = plan_of(case)
     s = common.settings_of(f.system, f.config)
     lines = _doc_lines(case, plan)
@@ -151,7 +148,7 @@ def check(case, torch_version: str = "") -> str:
     (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
     f, p = case.finding, case.program
     if f.oracle == "specialization" or common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):  # the issue form is the whole check
-        return issue(case, torch_version)
+        return choose(case).issue(case, torch_version)  # (a history finding's: its oracle's form)
     forced = frozenset(case.fallback_branches)
     s = common.settings_of(f.system, f.config)
     check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs
@@ -174,3 +171,6 @@ def check(case, torch_version: str = "") -> str:
             f"SMALL_STATIC = {s.small_static!r}\n", "\n\n", code]
     imports += common.imports_of(traced_issue)  # what the program's source may name
     return common.script(common.doc(case, torch_version, signature=True), imports, data, banner=False)
+
+
+WRITER = register_writer(Writer("traced", issue, check, line_limit, reduction))  # Note [repro forms]
