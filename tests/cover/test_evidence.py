@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import pickle
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pytest
 from _helpers import I, R, inp, prog
@@ -122,3 +123,35 @@ def test_a_case_file_written_before_evidence_loads_with_its_oracles_reading(tmp_
     del obj["finding"]["evidence"]
     (d / "case.json").write_text(json.dumps(obj))
     assert load_case(d).finding.evidence is None
+
+
+def _old_file(tmp_path, f: Finding, p) -> Path:
+    """A case file as written before findings carried evidence."""
+    d = save_case(tmp_path, Case(f, p, None), "print(1)\n", "log")
+    obj = json.loads((d / "case.json").read_text())
+    del obj["finding"]["evidence"]
+    (d / "case.json").write_text(json.dumps(obj))
+    return d
+
+
+def test_older_ab_and_config_differential_files_get_their_oracles_evidence(tmp_path):
+    """The A/B oracle's baseline (an 'ab-baseline: ' JSON line) and the config differential's
+    blame line were kept in the detail; loading such a file reads them once."""
+    from shapefuzz.oracles.ab import ABEvidence
+    from shapefuzz.oracles.blame import blame
+    from shapefuzz.oracles.differential import Blame
+
+    p = QProgram((QInstr("unbacked", (5,)), QInstr("ask", ("bool", ">=", R(0), 2))))
+    ab = Finding("ab", "critical", "torch-env", "default", "regression", "s",
+                 'the candidate is wrong\nab-baseline: {"python": "/usr/bin/python3", "env": [["PYTHONPATH", ""]], "seed": 3}',
+                 "ab:regression:torch-env:default:truth:wrong-claim")
+    got = load_case(_old_file(tmp_path / "ab", ab, p)).finding.evidence
+    assert got == ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 3)
+    broken = replace(ab, detail="the candidate is wrong\nab-baseline: {not json")
+    assert load_case(_old_file(tmp_path / "broken", broken, p)).finding.evidence is None
+    cd = Finding("config-differential", "high", "torch-env", "agfs=2", "config-mismatch", "s",
+                 "answers differ\nblame: expr-cache (the bisection's)", "config-differential:config-mismatch:torch-env:expr-cache:")
+    f = load_case(_old_file(tmp_path / "cd", cd, p)).finding
+    assert f.evidence == Blame("expr-cache (the bisection's)")
+    assert blame(f, p) == "guilty toggle: expr-cache (the bisection's)"  # read off the evidence
+    assert blame(replace(f, evidence=None), p).startswith("guilty toggle: expr-cache (reverting")  # none: the key's
