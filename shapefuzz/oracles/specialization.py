@@ -19,6 +19,7 @@ from __future__ import annotations
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["ORACLE", "silent_specialization"]
@@ -35,7 +36,18 @@ def silent_specialization(obs: Observation) -> list[Finding]:
                     "\n".join(obs.specialized), signature(ORACLE, "silent-specialization", obs))]
 
 
+def _declared(case) -> dict:
+    """The dims export declares dynamic, per input (repro/tracing.py's _dims_spec: non-static,
+    size >= 2), which the exported program must keep symbolic."""
+    return {"DECLARED": [[d for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2]
+                         for spec in case.program.inputs]}
+
+
+#: Note [repro forms]: the program traced by its public call, then the exported program itself shows it
+FORM = ReproForm("specialization", "shapefuzz.repro.templates.specialization", _declared,
+                 lambda f: f.system in ("make_fx", "export"), writer="traced", check=True)
+
 ORACLE_OBJ = register(Oracle(
     ORACLE, Severity.MEDIUM, "a dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic, or the "
     "trace must raise a constraint violation", lambda c: silent_specialization(c.obs),
-    kinds=("tensors",), per_observation=True, rank=35))
+    kinds=("tensors",), per_observation=True, rank=35, forms=(FORM,)))

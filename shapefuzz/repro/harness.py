@@ -20,8 +20,7 @@ def issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
         raise ValueError("the harness writer writes an oracle's form: pass the form")
     p = case.program
     imports, code = common.harness(template_of(form))
-    bindings = "".join(f"{name} = {value!r}\n" for name, value in form.values(case).items())
-    parts = [function_source(p, "f"), common.inputs_line(p.inputs), bindings, code]
+    parts = [function_source(p, "f"), common.inputs_line(p.inputs), common.bindings(form.values(case)), code]
     lines = (common.safe(case.finding.detail.split("\n")[0], 600),)
     # the program's source may name what the traced issue forms import (Note [repro templates])
     return common.script(common.doc(case, torch_version, lines),

@@ -11,9 +11,10 @@ evaluates to another shape than the graph returns. check.py is the full harness
 from __future__ import annotations
 
 from shapefuzz.oracles.base import Compares
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
-from shapefuzz.repro.forms import Writer, choose, register_writer
+from shapefuzz.repro.forms import Writer, choose, register_writer, template_of
 from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
 from shapefuzz.repro.tracing import Plan, plan_of, trace_call, trace_imports, trace_setup
 
@@ -31,7 +32,7 @@ def reduction(case) -> str:
     return "raise" if plan_of(case).check == "raises" else "outputs"
 
 
-def line_limit(case) -> int:
+def line_limit(case, form: ReproForm | None = None) -> int:
     """30 lines for a finding the public artifact shows as it is (a trace that raises); 60 where
     the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
     shapes evaluated, settings patched: a torch.fx.experimental._config switch is a private
@@ -43,7 +44,9 @@ def line_limit(case) -> int:
     return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof or switched) else 60
 
 
-def issue(case, torch_version: str = "") -> str:
+def issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
+    """repro.py; of an oracle's form (writer "traced"): the program traced by the finding's
+    public call, then the form's values and its template's `check` block over the artifact."""
     f, p = case.finding, case.program
     plan = plan_of(case)
     s = common.settings_of(f.system, f.config)
@@ -62,10 +65,11 @@ def issue(case, torch_version: str = "") -> str:
         parts.append(common.block(traced_issue, "raises", trace_call(case, plan, s, bind=False)))
         return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
     parts.append(common.block(traced_issue, "trace", trace_call(case, plan, s)))
-    if f.oracle == "specialization":  # the exported program itself shows it
-        parts += [f"declared = {_declared(case.program)!r}  # the dims declared dynamic, per input\n",
-                  common.block(traced_issue, "specialized")]
-        return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
+    if form is not None:  # the oracle's own check of the artifact (Note [repro forms]): its `check` block
+        template = template_of(form)
+        parts += [common.bindings(form.values(case)), common.block(template, "check")]
+        return common.script(common.doc(case, torch_version, lines), [*trace_imports(), *common.imports_of(template)],
+                             parts)
     parts.append(_args_line(case, plan))
     parts += _acceptance(case, plan)
     if plan.check == "symbolic":
@@ -84,12 +88,6 @@ def issue(case, torch_version: str = "") -> str:
                   common.block(traced_issue, "shapes_only")]
     parts.append(common.block(traced_issue, "assert_same"))
     return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
-
-
-def _declared(program) -> list[list[int]]:
-    """The dims export declares dynamic (tracing._dims_spec's rule: non-static, size >= 2)."""
-    return [[d for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2]
-            for spec in program.inputs]
 
 
 def _args_line(case, plan: Plan) -> str:
@@ -147,8 +145,8 @@ def check(case, torch_version: str = "") -> str:
     """Today's full harness: both traces written out, the trace's own acceptance of the input
     (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
     f, p = case.finding, case.program
-    if f.oracle == "specialization" or common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):  # the issue form is the whole check
-        return choose(case).issue(case, torch_version)  # (a history finding's: its oracle's form)
+    if choose(case).form is not None or common.compares(f) == Compares.PROOF:  # the issue form is the whole check
+        return choose(case).issue(case, torch_version)  # (an oracle's own form: Note [repro forms])
     forced = frozenset(case.fallback_branches)
     s = common.settings_of(f.system, f.config)
     check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs

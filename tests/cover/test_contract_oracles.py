@@ -162,3 +162,20 @@ def test_contract_reads_only_runs_outside_the_contract_that_returned():
     assert contract(obs(_record("", True, 3, 1)), frozenset()) == []  # the replay oracle's
     assert contract(obs(_record("guard: g", True, 3, 1)), frozenset()) == []  # accepted: replay's
     assert clause("zero-one: s0 = 1, but ...") == "zero-one" and clause("odd text") == "other"
+
+
+def test_silent_specialization_is_written_by_its_oracles_form():
+    """Note [repro forms]: the specialization oracle's own form (traced by the public call, then
+    its template's check of the exported program over DECLARED), which is check.py too."""
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.repro import check_source, line_limit, repro_source
+    from shapefuzz.repro.forms import choose
+
+    with no_constraint_violation():
+        eager, obs = observe(PINNED, n=2)
+    f = next(f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization")
+    case = Case(f, PINNED, None)
+    src = repro_source(case)
+    assert choose(case).form.name == "specialization" and choose(case).writer.name == "traced"
+    assert "\nDECLARED = [[0]]\n" in src and "ep = export(" in src and "BUG: input {i} dim {d}" in src
+    assert check_source(case) == src and len(src.splitlines()) <= line_limit(case)
