@@ -122,7 +122,10 @@ def legacy_evidence(finding: Finding) -> HistoryEvidence | None:
 
 def _traced_values(case) -> dict:
     """What the tensor form's script asks: the recorded question, its public call, the live answer."""
-    (r, *_) = of(case.finding, HistoryEvidence).records
+    ev = of(case.finding, HistoryEvidence)
+    if ev is None or not ev.records:
+        raise ValueError("a tensor history finding without its recorded question: re-run the campaign")
+    r = ev.records[0]
     return {"EXPR": r.expr, "MODE": r.mode, "LIVE": r.live[0]}
 
 
