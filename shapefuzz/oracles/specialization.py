@@ -12,7 +12,7 @@ Which declarations promise that, per torch 2.13 (as measured, and mark_unbacked'
 
 The systems read which declared dims became constant from the trace's own fake inputs (a plain
 int, a symbol replaced by a number or pinned to a one-value range: graph_facts.constant_dims)
-and record them in Observation.specialized; this oracle reports them."""
+and record them as this oracle's evidence (Specialization); this oracle reports them."""
 
 from __future__ import annotations
 
@@ -20,20 +20,30 @@ from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.oracles.forms import ReproForm
+from shapefuzz.systems.evidence import of
+from shapefuzz.systems.evidence.specialization import Specialization, SpecializedDim
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["ORACLE", "silent_specialization"]
+__all__ = ["ORACLE", "silent_specialization", "specialized"]
 
 ORACLE = "specialization"
 
 
+def specialized(obs: Observation) -> tuple[SpecializedDim, ...]:
+    """The declared dims the system recorded as made constant (Note [typed evidence])."""
+    ev = of(obs, Specialization)
+    return ev.dims if ev is not None else ()
+
+
 def silent_specialization(obs: Observation) -> list[Finding]:
-    if obs.outcome.kind != "ok" or not obs.specialized:
+    dims = specialized(obs)
+    if obs.outcome.kind != "ok" or not dims:
         return []
     return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, "silent-specialization",
                     f"{obs.system} ({obs.config}): a dim declared dynamic was specialized to a "
                     "constant without a constraint violation",
-                    "\n".join(obs.specialized), signature(ORACLE, "silent-specialization", obs))]
+                    "\n".join(d.describe() for d in dims), signature(ORACLE, "silent-specialization", obs),
+                    evidence=Specialization(dims))]
 
 
 def _declared(case) -> dict:
@@ -50,4 +60,4 @@ FORM = ReproForm("specialization", "shapefuzz.repro.templates.specialization", _
 ORACLE_OBJ = register(Oracle(
     ORACLE, Severity.MEDIUM, "a dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic, or the "
     "trace must raise a constraint violation", lambda c: silent_specialization(c.obs),
-    kinds=("tensors",), per_observation=True, rank=35, forms=(FORM,)))
+    kinds=("tensors",), per_observation=True, rank=35, forms=(FORM,), evidence=Specialization))

@@ -276,9 +276,6 @@ class Observation:
     diverges: tuple[str, ...] = ()
     echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
-    #: declared-dynamic input dims the trace made constant without a constraint violation
-    #: ("input i dim d (how declared): what it became"; shapefuzz/oracles/specialization.py)
-    specialized: tuple[str, ...] = ()
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()

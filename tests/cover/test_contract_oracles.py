@@ -13,7 +13,7 @@ from _helpers import I, R, inp, prog
 
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.contract import clause, contract
-from shapefuzz.oracles.specialization import silent_specialization
+from shapefuzz.oracles.specialization import silent_specialization, specialized
 from shapefuzz.program import Instr
 from shapefuzz.program.variants import variants
 from shapefuzz.systems import get_system
@@ -101,7 +101,7 @@ def test_silent_specialization_fires_on_a_planted_specialization():
     with no_constraint_violation():
         eager, obs = observe(PINNED, n=2)
     assert obs.outcome.kind == "ok", obs.outcome.short()
-    assert obs.specialized and "input 0 dim 0 (declared Dim.DYNAMIC)" in obs.specialized[0]
+    assert [(d.input, d.dim, d.declared) for d in specialized(obs)] == [(0, 0, "Dim.DYNAMIC")]
     fs = [f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization"]
     assert [f.key for f in fs] == ["specialization:silent-specialization:export:default"]
 
@@ -109,13 +109,13 @@ def test_silent_specialization_fires_on_a_planted_specialization():
 def test_silent_specialization_quiet_on_clean_runs_and_dim_auto():
     p = prog([X], [I("flip", R(0), (0,))])
     _, obs = observe(p, n=2)
-    assert obs.specialized == () and silent_specialization(obs) == []
+    assert specialized(obs) == () and silent_specialization(obs) == []
     # Dim.DYNAMIC raises on the pinned dim (an expected `constraint`); Dim.AUTO specializes it
     # silently by design: neither is a finding
     for config, outcome in (("default", "constraint"), ("dim-auto", "ok")):
         e, o = observe(PINNED, config, n=2)
         assert o.outcome.kind == outcome, (config, o.outcome.short())
-        assert o.specialized == () and check_all(PINNED, e, [o]) == []
+        assert specialized(o) == () and check_all(PINNED, e, [o]) == []
 
 
 def test_contract_repro_exits_1_standalone(tmp_path):

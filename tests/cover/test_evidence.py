@@ -155,3 +155,12 @@ def test_older_ab_and_config_differential_files_get_their_oracles_evidence(tmp_p
     assert f.evidence == Blame("expr-cache (the bisection's)")
     assert blame(f, p) == "guilty toggle: expr-cache (the bisection's)"  # read off the evidence
     assert blame(replace(f, evidence=None), p).startswith("guilty toggle: expr-cache (reverting")  # none: the key's
+
+
+def test_a_performance_findings_measurements_round_trip():
+    """A second oracle whose evidence a system records (make_fx: the family scaled by n)."""
+    from shapefuzz.systems.evidence.performance import Scaling, ScalingEvidence
+
+    ev = ScalingEvidence((Scaling("copies", (4, 8, 16), (0.1, 0.25, 1.0), (100, 400, 1600), 2, 1.0, "ncalls"),))
+    back = evidence.from_json(json.loads(json.dumps(evidence.to_json(ev))))
+    assert back == ev and isinstance(back.families[0].cpu_s, tuple) and back.families[0].expected_order == 1.0
