@@ -14,7 +14,11 @@ plugin's evidence read without its plugin), kept as it was written.
 Where the types live: a system never imports an oracle (tests/cover/test_layers.py), so evidence
 a system records is declared in a module of this package (one per oracle, torch-free, shared by
 both sides as the observation record is), named on its oracle (`Oracle.evidence`); evidence an
-oracle makes itself from the observations, or a plugin's, is declared in its own module.
+oracle makes itself from the observations, or a plugin's, is declared in its own module. Today:
+recorded by systems, `history.HistoryEvidence` (torch-env, make_fx, export),
+`performance.ScalingEvidence` (make_fx) and `specialization.Specialization` (export); made by
+their oracle, `shapefuzz.oracles.ab.ABEvidence` (the baseline, recorded on the baseline's
+observations by the A/B pool) and `shapefuzz.oracles.differential.Blame` (the bisection).
 """
 
 from shapefuzz.systems.evidence.base import (
