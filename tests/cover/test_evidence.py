@@ -86,6 +86,7 @@ def test_unknown_oracle_evidence_is_kept_as_data():
     obj = {"oracle": "a-plugin-not-loaded", "data": {"ranks": [2, 3]}}
     got = evidence.from_json(obj)
     assert got == evidence.Unknown("a-plugin-not-loaded", {"ranks": [2, 3]}) and evidence.to_json(got) == obj
+    assert hash(_finding(got)) == hash(_finding(evidence.Unknown("a-plugin-not-loaded", {"ranks": [2, 3]})))
 
 
 def test_case_file_carries_the_findings_evidence(tmp_path):

@@ -4,6 +4,7 @@ evidence types by oracle name, the map an observation carries, recording, and th
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from collections.abc import Callable, Iterator
@@ -48,6 +49,9 @@ class Unknown:
 
     oracle: str
     data: Any
+
+    def __hash__(self) -> int:  # its data is JSON (dicts, lists): a finding holding it stays hashable
+        return hash((self.oracle, json.dumps(self.data, sort_keys=True)))
 
 
 def _name_of(value: Any) -> str:
