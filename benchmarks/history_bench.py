@@ -14,8 +14,10 @@ import warnings
 
 from hypothesis import HealthCheck, given, seed, settings
 
+from shapefuzz.oracles.history import records as history_records
 from shapefuzz.strategies import programs
 from shapefuzz.systems import trace_history
+from shapefuzz.systems.evidence.history import HistoryEvidence
 from shapefuzz.systems.make_fx import MakeFxSystem
 from shapefuzz.systems.patching import patched
 
@@ -37,7 +39,7 @@ def sample(n: int, s: int) -> list:
 @contextlib.contextmanager
 def replays_off():
     with patched(trace_history, "run_with", lambda trace, asked: trace()), \
-            patched(trace_history, "replay", lambda asked, values: ()):
+            patched(trace_history, "replay", lambda asked, values: HistoryEvidence()):
         yield
 
 
@@ -45,8 +47,9 @@ def observe_all(ps) -> tuple[float, int, int]:
     t0, records, findings = time.perf_counter(), 0, 0
     for p in ps:
         o = MakeFxSystem().observe(p, "default", ())
-        records += len(o.history)
-        findings += sum(r.fresh[1] in ("static", "guard", "assert") for r in o.history)
+        rs = history_records(o)
+        records += len(rs)
+        findings += sum(r.fresh[1] in ("static", "guard", "assert") for r in rs)
     return time.perf_counter() - t0, records, findings
 
 

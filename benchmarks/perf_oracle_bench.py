@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "cover"))
 
 def _make_fx_cpu(programs, measure_family: bool) -> tuple[float, int]:
     import shapefuzz.systems.make_fx as mf
+    from shapefuzz.oracles.performance import families
     from shapefuzz.systems import scaling
 
     mf.wanted = scaling.wanted if measure_family else (lambda program, obs: False)
@@ -33,7 +34,7 @@ def _make_fx_cpu(programs, measure_family: bool) -> tuple[float, int]:
     start = time.process_time()
     for p in programs:
         try:
-            measured += bool(system.observe(p, "default", []).scaling)
+            measured += bool(families(system.observe(p, "default", [])))
         except Exception:  # a program make_fx cannot trace costs what it costs
             pass
     return time.process_time() - start, measured
@@ -46,11 +47,13 @@ def _orders(plant: str, program) -> str:
 
     from shapefuzz.oracles.performance import scaling_findings
     from shapefuzz.systems import scaling
+    from shapefuzz.systems.evidence import record
+    from shapefuzz.systems.evidence.performance import ScalingEvidence
     from shapefuzz.systems.observation import Observation, Outcome, growth_order
 
     with slow_plants.planted(plant) if plant else contextlib.nullcontext():
         s = scaling.measure(program)
-    obs = Observation("make_fx", "default", Outcome("ok"), (), (), (), scaling=(s,))
+    obs = record(Observation("make_fx", "default", Outcome("ok")), ScalingEvidence((s,)))
     kinds = ", ".join(f.kind for f in scaling_findings(obs)) or "none"
     return (f"| {plant or 'unmodified'} | {' / '.join(f'{c:.3f}' for c in s.cpu_s)} | "
             f"{growth_order(s.ns, s.cpu_s):.2f} | {' / '.join(map(str, s.sizes))} | "

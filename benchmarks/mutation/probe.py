@@ -88,11 +88,15 @@ OBSERVED = ("system", "config", "outcome", "exc_type", "artifact", "reference", 
 
 def observed(o) -> list:
     """Note [observable] for one Observation."""
+    # lazy: as this file's other imports
+    from shapefuzz.oracles.history import records as history_records
+    from shapefuzz.oracles.specialization import specialized
+
     return [o.system, o.config, o.outcome.kind, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
             [[r.accepted, bool(r.outside), _run(r.reference), _run(r.artifact)] for r in o.replays],
             list(o.out_eval), [[d.how, d.answer] for d in o.decisions], len(o.guards), len(o.asserts),
-            [[c.oracle, _smt(c.status), c.confirmed] for c in o.smt], len(o.specialized),
-            list(o.fallback_branches), _plain(o.qreplays), _plain(o.echoes), _plain(o.history), _plain(o.calls)]
+            [[c.oracle, _smt(c.status), c.confirmed] for c in o.smt], len(specialized(o)),
+            list(o.fallback_branches), _plain(o.qreplays), _plain(o.echoes), _plain(history_records(o)), _plain(o.calls)]
 
 
 def digest(rows: list) -> str:

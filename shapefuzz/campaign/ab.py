@@ -42,7 +42,7 @@ from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.campaign.worker_loop import _worker_main
 from shapefuzz.campaign.workers import WorkerPool
 from shapefuzz.cases.corpus import atomic_write, load_state
-from shapefuzz.oracles.ab import SLOWDOWN, SPEC_PREFIX, improvements, mark, slower
+from shapefuzz.oracles.ab import SLOWDOWN, ABEvidence, improvements, mark, slower
 from shapefuzz.oracles.findings import TORCH_SYSTEMS
 from shapefuzz.program.kinds import load_program
 from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
@@ -50,9 +50,9 @@ from shapefuzz.repro.ab import SOURCE_ROOT, Baseline
 __all__ = ["ABPool", "Baseline", "Launcher", "check_baseline", "mark", "probe"]
 
 
-def spec_line(spec: Baseline, seed: int) -> str:
-    """What the A/B oracle copies into each finding, so its repro knows the baseline."""
-    return SPEC_PREFIX + json.dumps({**spec.to_json(), "seed": seed})
+def ab_evidence(spec: Baseline, seed: int) -> ABEvidence:
+    """What the A/B oracle's findings carry, so their repro knows the baseline (Note [typed evidence])."""
+    return ABEvidence(spec.python, spec.env, seed)
 
 
 # ---- baseline workers (Note [A/B workers]) --------------------------------------------------
@@ -141,7 +141,7 @@ class ABPool(ExecutorBase):
     def __init__(self, candidate, baseline, spec: Baseline, samples: Path | None = None,
                  seed: int = 0, cache=None):
         self.cand, self.base = candidate, baseline
-        self.spec_line = spec_line(spec, seed)
+        self.evidence = ab_evidence(spec, seed)
         self.samples = samples
         self.cache = cache  # Note [baseline cache] (baseline_cache.py), or None
         self._stored: dict = {}  # tag -> (the baseline's jobs, what the cache had for each)
@@ -276,7 +276,7 @@ class ABPool(ExecutorBase):
             self.cand.submit(("retime", tag), again)
             self.base.submit(("retime", tag), again)
             return
-        self._finished[tag] = cand + [mark(o, self.spec_line) for o in base]
+        self._finished[tag] = cand + [mark(o, self.evidence) for o in base]
         if self.samples is not None and _generated(tag) and jobs:
             self._record(jobs, cand, base)
             if self.cache is not None:  # the report's "baseline_cache" (ab_report)

@@ -8,6 +8,7 @@ from typing import Any
 from shapefuzz import BadInput
 from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.stats import CampaignStats
+from shapefuzz.oracles.base import with_legacy_evidence
 from shapefuzz.oracles.findings import Finding
 from shapefuzz.program.kinds import load_program
 from shapefuzz.systems.observation import to_jsonable
@@ -63,7 +64,7 @@ def _restore_unchecked(camp: Any, state: dict) -> None:
     camp.offset_s = float(state["elapsed_s"])
     camp.stats = CampaignStats.from_json(state["stats"])
     for b in state["bugs"]:
-        f = Finding.from_json(b["finding"])
+        f = with_legacy_evidence(Finding.from_json(b["finding"]))  # Note [evidence of older case files]
         camp.bugs[f.key] = FoundBug(f, load_program(b["program"]), None, int(b["count"]),
                                     float(b["first_s"]), int(b["first_program"]), bool(b["shrunk"]),
                                     str(b.get("error", "")))  # absent in a state saved before step failures

@@ -42,6 +42,7 @@ from shapefuzz.report import write_report
 from shapefuzz.repro import check_source, repro_source
 from shapefuzz.strategies.settings import GenSettings
 from shapefuzz.systems import available
+from shapefuzz.systems.evidence import to_json as evidence_json
 from shapefuzz.systems.parser_lock import install as one_parser_at_a_time
 
 __all__ = ["FuzzOptions", "confirm", "drop_unavailable", "exit_code", "run_fuzz"]
@@ -85,12 +86,6 @@ def _observation_of(bug: FoundBug):
                  if (o.system, o.config) == (bug.finding.system, bug.finding.config)), None)
 
 
-def _check_for(case: Case) -> str | None:
-    """check.py: the family's full harness, or none for a plugin oracle with its own repro
-    (its repro.py is all the harness it has)."""
-    return None if get_oracle(case.finding.oracle).repro else check_source(case)
-
-
 def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
     f = bug.finding
     obs = _observation_of(bug)
@@ -104,8 +99,7 @@ def _case_for(bug: FoundBug, opts: FuzzOptions) -> tuple[Case, str, str]:
                      f"seen {bug.count} times; first after {bug.first_s:.1f} s (program #{bug.first_program});"
                      f" shrunk: {bug.shrunk}", "",
                      "observation:", repr(obs)[:20000]])
-    own = get_oracle(f.oracle).repro  # a plugin oracle's own repro (Note [oracle registry])
-    return case, (own(case) if own else repro_source(case)), log
+    return case, repro_source(case), log
 
 
 def _campaign_settings(opts: FuzzOptions) -> CampaignSettings:
@@ -130,7 +124,7 @@ def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: s
             "n_instrs": len(bug.program.instrs), "known": note is not None, "known_note": note or "",
             "regressed_fix": regressed or "",
             "first_s": round(bug.first_s, 2), "first_program": bug.first_program, "blame": blame_line,
-            "pre_existing": f.pre_existing}
+            "pre_existing": f.pre_existing, "evidence": evidence_json(f.evidence)}
 
 
 def _case_dirs(camp: Campaign, saved: dict[str, Path], opts: FuzzOptions) -> dict[str, Path]:
@@ -332,7 +326,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
 def _save(bug: FoundBug, opts: FuzzOptions) -> Path:
     """The finding's case folder, written (the report step of a finding met or shrunk)."""
     case, repro, log = _case_for(bug, opts)
-    return save_case(opts.out / "findings", case, repro, log, _observation_of(bug), check=_check_for(case))
+    return save_case(opts.out / "findings", case, repro, log, _observation_of(bug), check=check_source(case))
 
 
 def _case_dir(bug: FoundBug, opts: FuzzOptions) -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 
 from shapefuzz import BadInput
 from shapefuzz.cases import versions
+from shapefuzz.oracles.base import with_legacy_evidence
 from shapefuzz.oracles.findings import SEVERITIES, Finding
 from shapefuzz.program import InputSpec, Program, ProgramError, _input_from_json
 from shapefuzz.program.kinds import kind_of, load_program
@@ -189,7 +190,11 @@ def _case_from_json(obj: Any, where: str) -> Case:
     for k in ("oracle", "kind"):  # these reach repro.py's text: names only, nothing to inject
         if not _NAME.fullmatch(f[k]):
             raise CaseError(f"finding.{k} {f[k][:60]!r} is not a name (letters, digits, - _ . : =)")
-    finding = Finding.from_json({k: f[k] for k in (*_FINDING_FIELDS, "signature_fields") if k in f})
+    try:
+        finding = Finding.from_json({k: f[k] for k in (*_FINDING_FIELDS, "signature_fields", "evidence") if k in f})
+    except ValueError as e:  # the evidence does not fit its oracle's type (Note [typed evidence])
+        raise CaseError(f"finding.evidence: {e}") from None
+    finding = with_legacy_evidence(finding)
     program = load_program(obj.get("program"))
     ri = obj.get("replay_inputs")
     replay = None

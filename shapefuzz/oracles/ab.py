@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 import re
+from dataclasses import dataclass
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import (
@@ -46,24 +48,51 @@ from shapefuzz.oracles.base import (
 )
 from shapefuzz.oracles.findings import TORCH_SYSTEMS, Finding, Severity
 from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems.evidence import declare, of, record
 from shapefuzz.systems.observation import Observation, compare_runs
 
-__all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ab_findings", "baseline_view", "dropped_wrong_facts",
+__all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ABEvidence", "ab_findings", "baseline_view", "dropped_wrong_facts",
            "improvements", "mark", "self_refuted", "slower", "supersede"]
 
 ORACLE = "ab"
 SLOWDOWN = 2.0
 SLOW_MIN_S = 0.2  # below this, a ratio is scheduling noise on a loaded machine
 CLAIMS = ("static", "guard", "assert")
+#: how findings written before typed evidence named their baseline (Note [evidence of older case files])
 SPEC_PREFIX = "ab-baseline: "
 _SYM = re.compile(r"\b([a-z]+)(\d+)\b")
 
 
 # ---- the two sides ------------------------------------------------------------------------------
-def mark(obs: Observation, spec_line: str) -> Observation:
-    """A baseline observation as oracles see it: its system marked, the baseline's spec line
-    (SPEC_PREFIX + JSON, Note [A/B repro]) in its log (Note [A/B workers], campaign/ab.py)."""
-    return dataclasses.replace(obs, system=obs.system + BASELINE, log=(*obs.log, spec_line))
+@declare(ORACLE)
+@dataclass(frozen=True, slots=True)
+class ABEvidence:
+    """The baseline an A/B finding was made against (Note [typed evidence]; Note [A/B repro] in
+    repro/ab.py: its repro runs the program under both): the baseline's interpreter, its changes
+    to the candidate's environment (an empty value unsets the variable) and the campaign's seed."""
+
+    python: str
+    env: tuple[tuple[str, str], ...] = ()
+    seed: int = 0
+
+
+def mark(obs: Observation, spec: ABEvidence) -> Observation:
+    """A baseline observation as oracles see it: its system marked, the baseline it ran on
+    recorded (Note [A/B workers], campaign/ab.py); every A/B finding carries it."""
+    return record(dataclasses.replace(obs, system=obs.system + BASELINE), spec)
+
+
+def legacy_evidence(finding: Finding) -> ABEvidence | None:
+    """Note [evidence of older case files]: an A/B finding written before findings carried
+    evidence named its baseline in its detail's last line, SPEC_PREFIX + JSON (data: parsed,
+    never evaluated)."""
+    line = next((x for x in reversed(finding.detail.splitlines()) if x.startswith(SPEC_PREFIX)), "")
+    try:
+        obj = json.loads(line[len(SPEC_PREFIX):]) if line else None
+        return None if obj is None else ABEvidence(str(obj["python"]), tuple(
+            (str(k), str(v)) for k, v in obj.get("env", ())), int(obj.get("seed", 0)))
+    except (ValueError, KeyError, TypeError, AttributeError):  # a damaged line: no baseline named
+        return None
 
 
 def _pairs(c: CheckInput):
@@ -75,8 +104,8 @@ def _pairs(c: CheckInput):
                 yield mine, dataclasses.replace(b, system=mine.system)
 
 
-def _spec_line(b: Observation) -> str:
-    return next((x for x in reversed(b.log) if x.startswith(SPEC_PREFIX)), "")
+def _spec(b: Observation) -> ABEvidence | None:
+    return of(b, ABEvidence)
 
 
 def _wrong(program, eager, obs: Observation, undefined) -> dict:
@@ -153,9 +182,8 @@ def _default_replay_input(name: str) -> bool:
 
 # ---- the classes --------------------------------------------------------------------------------
 def _finding(kind, severity, cand, summary, detail, spec, *where, expr="", shape="", index=-1):
-    return Finding(ORACLE, severity, cand.system, cand.config, kind, summary,
-                   f"{detail}\n{spec}", signature(ORACLE, kind, cand, *where, expr=expr, shape=shape),
-                   index)
+    return Finding(ORACLE, severity, cand.system, cand.config, kind, summary, detail,
+                   signature(ORACLE, kind, cand, *where, expr=expr, shape=shape), index, evidence=spec)
 
 
 def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
@@ -364,7 +392,7 @@ def _slowdown(cand, base, spec) -> list[Finding]:
 
 def compare(program, eager, cand, base, undefined=frozenset()) -> list[Finding]:
     """Note [A/B oracle]: the findings of one (system, config) pair."""
-    spec = _spec_line(base)
+    spec = _spec(base)
     wrong = dropped_wrong_facts(eager, cand, base)
     guards = (_replay_guards(cand, base, undefined, spec, excused=bool(wrong))
               or _z3_guards(cand, base, spec, wrong_facts=wrong))
@@ -446,4 +474,5 @@ def _same_bug(f: Finding) -> tuple:
 ORACLE_OBJ = register(Oracle(
     ORACLE, Severity.CRITICAL, "under the same program, the candidate torch must agree with eager wherever "
     "the baseline does, decide what the baseline decides, and guard at least as much (A/B)",
-    ab_findings, rank=95, both_sides=True, repro_family="ab", supersedes=supersede))
+    ab_findings, rank=95, both_sides=True, repro_family="ab", supersedes=supersede, evidence=ABEvidence,
+    legacy_evidence=legacy_evidence))

@@ -17,15 +17,16 @@ campaign's first-finding choice reads) does not depend on how oracles are groupe
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from shapefuzz.oracles.findings import SEVERITIES, Finding, Severity
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.program.kinds import KINDS, kind_of
 from shapefuzz.systems.observation import BUG, Observation
 
 __all__ = ["BASELINE", "COMPARES", "CheckInput", "Compares", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
-           "help_table", "own_target", "register", "targets_for_finding"]
+           "help_table", "own_target", "register", "targets_for_finding", "with_legacy_evidence"]
 
 Target = tuple[str, str]
 
@@ -92,8 +93,8 @@ class Oracle:
     per_observation: bool = False
     targets: Callable[[Finding, Sequence[Target]], tuple[Target, ...]] = own_target
     replay_input: Callable[[Finding, Observation, str], tuple] = _replays_of
-    #: a plugin oracle's own repro.py source for a case (None: the family repro of its system)
-    repro: Callable[[object], str] | None = field(default=None)
+    #: its own repro forms, tried in order before its system's family (Note [repro forms])
+    forms: tuple[ReproForm, ...] = ()
     #: the `Finding.oracle` names its check emits (default: its own name); the z3 module's one
     #: check emits four verdicts from one pass over the recorded claims
     emits: tuple[str, ...] = ()
@@ -111,6 +112,11 @@ class Oracle:
     #: regression stands for the one-torch finding it was made from); None: keeps them all
     #: (the program's observations, both sides; every finding so far) -> the findings kept
     supersedes: Callable[[CheckInput, list[Finding]], list[Finding]] | None = field(default=None)
+    #: Note [typed evidence] (shapefuzz.systems.evidence): the frozen dataclass its findings carry
+    #: (and systems record for it), None when it needs none; and, for case files written before
+    #: findings carried evidence, how to read it off such a finding (None when there is nothing)
+    evidence: type | None = None
+    legacy_evidence: Callable[[Finding], object] | None = field(default=None)
 
     def names(self) -> tuple[str, ...]:
         return self.emits or (self.name,)
@@ -210,11 +216,25 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
     return [_outside_supported(f) for f in out]
 
 
+def with_legacy_evidence(finding: Finding) -> Finding:
+    """`finding` as read from a file, with the evidence its oracle reads off it when the file
+    holds none.
+
+    Note [evidence of older case files]: case files written before findings carried typed
+    evidence (Note [typed evidence]) hold what a repro needs only in the finding's detail, in
+    lines the oracle wrote for a machine. Case files are kept for years (corpus/, users' finding
+    folders), so the oracle that wrote such lines reads them back (Oracle.legacy_evidence) here,
+    once, where a case file is loaded: every later reader sees typed evidence, and nothing else
+    parses a detail."""
+    o = _BY_FINDING.get(finding.oracle)
+    if finding.evidence is not None or o is None or o.legacy_evidence is None:
+        return finding
+    return replace(finding, evidence=o.legacy_evidence(finding))
+
+
 def _outside_supported(f: Finding) -> Finding:
     """Note [user settings] (systems/torch_toggles.py): a finding under a setting that only a
     patch of torch can make is low, and says so."""
-    from dataclasses import replace
-
     from shapefuzz.systems.torch_toggles import unsupported_settings  # lazy: torch-free registry
 
     patched = unsupported_settings(f.system, f.config)

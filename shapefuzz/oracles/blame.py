@@ -13,9 +13,11 @@ Note [blame]: one line that tells a torch developer where to look first.
 
 from __future__ import annotations
 
+from shapefuzz.oracles.differential import Blame
 from shapefuzz.oracles.findings import TORCH_SYSTEMS, Finding
 from shapefuzz.oracles.truth import truth_agreement
 from shapefuzz.program.kinds import kind_of
+from shapefuzz.systems.evidence import of
 
 __all__ = ["blame"]
 
@@ -39,7 +41,8 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
 
 
 def _config_blame(f: Finding) -> str:
-    line = next((x[len("blame: "):] for x in f.detail.splitlines() if x.startswith("blame: ")), "")
+    ev = of(f, Blame)  # the oracle's own bisection (Note [typed evidence])
+    line = ev.line if ev is not None else ""
     if line and not line.startswith("unknown") and f.signature.config not in (f.config, line):
         # the oracle's own line: a bisection (Note [blame by bisection]) or a wrong baseline
         return line if line.startswith("the baseline") else f"guilty toggle: {line}"

@@ -17,14 +17,26 @@ Understood, systematic differences are listed once in KNOWN_DIFFERENCES."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from shapefuzz.oracles.agreement import eager_agreement, signature
 from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.oracles.observable import observable_mismatch
+from shapefuzz.systems.evidence import declare
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["BASELINES", "KNOWN_DIFFERENCES", "TORCH_SIDES", "config_differential", "config_kind",
-           "config_mismatch", "system_differential", "system_mismatch"]
+__all__ = [
+    "BASELINES",
+    "KNOWN_DIFFERENCES",
+    "TORCH_SIDES",
+    "Blame",
+    "config_differential",
+    "config_kind",
+    "config_mismatch",
+    "system_differential",
+    "system_mismatch",
+]
 
 #: the config every other config of a system is compared with
 BASELINES = {"ref": "all-off", "torch-env": "all-slow", "make_fx": "default", "export": "default"}
@@ -166,8 +178,26 @@ def config_differential(observations: list[Observation], program=None,
                 f"{system}: config {name} disagrees with {base.config}"
                 + (f" (guilty toggle: {guilty})" if guilty and guilty != base.config else ""),
                 f"{why}\nblame: {line}",
-                signature("config-differential", "config-mismatch", obs, config=guilty or name)))
+                signature("config-differential", "config-mismatch", obs, config=guilty or name),
+                evidence=Blame(line)))
     return out
+
+
+@declare("config-differential")
+@dataclass(frozen=True, slots=True)
+class Blame:
+    """What the config differential's bisection said (Note [blame by bisection]): the guilty
+    toggle or minimal pair, that the baseline itself is wrong, or that none was isolated; the
+    blame line reads it (Note [blame] in blame.py)."""
+
+    line: str
+
+
+def _legacy_blame(finding: Finding) -> Blame | None:
+    """Note [evidence of older case files]: the detail's 'blame: ' line, where findings written
+    before typed evidence kept it."""
+    line = next((x[len("blame: "):] for x in finding.detail.splitlines() if x.startswith("blame: ")), None)
+    return None if line is None else Blame(line)
 
 
 def _blame(base: Observation, obs: Observation, cfgs: dict[str, Observation], program, eager,
@@ -361,7 +391,7 @@ CONFIG_DIFFERENTIAL = register(Oracle(
     "config-differential", Severity.HIGH, "switching one optimization on or off must not change any answer",
     lambda c: config_differential(list(c.observations), c.program, c.eager), rank=80,
     targets=_same_system,
-    compares=Compares.CONFIGS))
+    compares=Compares.CONFIGS, evidence=Blame, legacy_evidence=_legacy_blame))
 SYSTEM_DIFFERENTIAL = register(Oracle(
     "system-differential", Severity.HIGH, "torch's ShapeEnv and shapefuzz's reference ShapeEnv must agree",
     lambda c: system_differential(list(c.observations), c.eager, c.program), rank=90,

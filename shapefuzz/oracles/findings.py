@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import StrEnum
+from typing import Any
 
 from shapefuzz.oracles.signature import Signature
+from shapefuzz.systems.evidence import from_json as evidence_from_json
+from shapefuzz.systems.evidence import to_json as evidence_json
 
 __all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding", "Severity"]
 
@@ -37,6 +40,9 @@ class Finding:
     #: an A/B campaign's one-torch finding on the candidate that the baseline shows too on the same
     #: program: a bug of both builds, not of the change (Note [pre-existing findings], oracles/ab.py)
     pre_existing: bool = False
+    #: the oracle's typed evidence of this finding (Note [typed evidence] in
+    #: shapefuzz.systems.evidence): what repro forms read, where `detail` is only for people
+    evidence: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "severity", Severity(self.severity))  # ValueError names an unknown one
@@ -52,12 +58,14 @@ class Finding:
         out = {f.name: getattr(self, f.name) for f in fields(self)}
         out["signature"] = self.key
         out["signature_fields"] = self.signature.to_json()
+        out["evidence"] = evidence_json(self.evidence)
         return out
 
     @classmethod
     def from_json(cls, obj: dict) -> Finding:
         """The inverse of to_json; "signature_fields" (absent in older files) must render back to
-        "signature", else the key alone is kept."""
+        "signature", else the key alone is kept; "evidence" (absent in older files: None) is read
+        as data (shapefuzz.systems.evidence.from_json; a ValueError names what does not fit)."""
         sig: Signature | str = obj["signature"]
         try:
             parsed = Signature.from_json(obj["signature_fields"])
@@ -65,7 +73,8 @@ class Finding:
                 sig = parsed
         except (KeyError, TypeError, ValueError, AttributeError):
             pass
-        return cls(**{**{f.name: obj[f.name] for f in fields(cls) if f.name in obj}, "signature": sig})
+        return cls(**{**{f.name: obj[f.name] for f in fields(cls) if f.name in obj}, "signature": sig,
+                      "evidence": evidence_from_json(obj.get("evidence"))})
 
 
 def _configs() -> tuple[str, ...]:

@@ -16,15 +16,11 @@ from __future__ import annotations
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
-from shapefuzz.systems.observation import (
-    ORDER_MARGIN,
-    Observation,
-    Scaling,
-    growth_order,
-    superlinear_kinds,
-)
+from shapefuzz.systems.evidence import of
+from shapefuzz.systems.evidence.performance import Scaling, ScalingEvidence
+from shapefuzz.systems.observation import ORDER_MARGIN, Observation, growth_order, superlinear_kinds
 
-__all__ = ["ORACLE", "scaling_findings"]
+__all__ = ["ORACLE", "families", "scaling_findings"]
 
 ORACLE = "performance"
 
@@ -42,11 +38,17 @@ def _finding(obs: Observation, s: Scaling, kind: str, what: str, ys) -> Finding:
     return Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
                    f"{obs.system}: {what} grows with order {order:.1f} over {s.family} of the "
                    f"program (n = {', '.join(map(str, s.ns))}); expected {s.expected_order:g}",
-                   detail, signature(ORACLE, kind, obs))
+                   detail, signature(ORACLE, kind, obs), evidence=ScalingEvidence((s,)))
+
+
+def families(obs: Observation) -> tuple[Scaling, ...]:
+    """The families make_fx measured on `obs` (Note [typed evidence])."""
+    ev = of(obs, ScalingEvidence)
+    return ev.families if ev is not None else ()
 
 
 def scaling_findings(obs: Observation) -> list[Finding]:
-    return [_finding(obs, s, kind, *_SERIES[kind](s)) for s in obs.scaling
+    return [_finding(obs, s, kind, *_SERIES[kind](s)) for s in families(obs)
             for kind in superlinear_kinds(s.ns, s.cpu_s, s.sizes, s.expected_order, ORDER_MARGIN)]
 
 
@@ -58,4 +60,5 @@ _SERIES = {"superlinear-time": lambda s: ("trace time", s.cpu_s),
 ORACLE_OBJ = register(Oracle(
     ORACLE, Severity.MEDIUM, "a program run n times over (copies sharing nothing) must cost the shape "
     "system order n: trace CPU time and guard/assert size", lambda c: scaling_findings(c.obs),
-    kinds=("tensors",), per_observation=True, rank=90, compares=Compares.SIZES, repro_family="scaling"))
+    kinds=("tensors",), per_observation=True, rank=90, compares=Compares.SIZES, repro_family="scaling",
+    evidence=ScalingEvidence))

@@ -12,30 +12,52 @@ Which declarations promise that, per torch 2.13 (as measured, and mark_unbacked'
 
 The systems read which declared dims became constant from the trace's own fake inputs (a plain
 int, a symbol replaced by a number or pinned to a one-value range: graph_facts.constant_dims)
-and record them in Observation.specialized; this oracle reports them."""
+and record them as this oracle's evidence (Specialization); this oracle reports them."""
 
 from __future__ import annotations
 
 from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
+from shapefuzz.oracles.forms import ReproForm
+from shapefuzz.systems.evidence import of
+from shapefuzz.systems.evidence.specialization import Specialization, SpecializedDim
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["ORACLE", "silent_specialization"]
+__all__ = ["ORACLE", "silent_specialization", "specialized"]
 
 ORACLE = "specialization"
 
 
+def specialized(obs: Observation) -> tuple[SpecializedDim, ...]:
+    """The declared dims the system recorded as made constant (Note [typed evidence])."""
+    ev = of(obs, Specialization)
+    return ev.dims if ev is not None else ()
+
+
 def silent_specialization(obs: Observation) -> list[Finding]:
-    if obs.outcome.kind != "ok" or not obs.specialized:
+    dims = specialized(obs)
+    if obs.outcome.kind != "ok" or not dims:
         return []
     return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, "silent-specialization",
                     f"{obs.system} ({obs.config}): a dim declared dynamic was specialized to a "
                     "constant without a constraint violation",
-                    "\n".join(obs.specialized), signature(ORACLE, "silent-specialization", obs))]
+                    "\n".join(d.describe() for d in dims), signature(ORACLE, "silent-specialization", obs),
+                    evidence=Specialization(dims))]
 
+
+def _declared(case) -> dict:
+    """The dims export declares dynamic, per input (repro/tracing.py's _dims_spec: non-static,
+    size >= 2), which the exported program must keep symbolic."""
+    return {"DECLARED": [[d for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2]
+                         for spec in case.program.inputs]}
+
+
+#: Note [repro forms]: the program traced by its public call, then the exported program itself shows it
+FORM = ReproForm("specialization", "shapefuzz.repro.templates.specialization", _declared,
+                 lambda f: f.system in ("make_fx", "export"), writer="traced", check=True)
 
 ORACLE_OBJ = register(Oracle(
     ORACLE, Severity.MEDIUM, "a dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic, or the "
     "trace must raise a constraint violation", lambda c: silent_specialization(c.obs),
-    kinds=("tensors",), per_observation=True, rank=35))
+    kinds=("tensors",), per_observation=True, rank=35, forms=(FORM,), evidence=Specialization))

@@ -7,8 +7,9 @@
 - `check.py`, the full harness: the checks the campaign made, written out (acceptance of inputs,
   every claim, both runs of a differential), for `shapefuzz replay` users and CI.
 
-One module per family of finding (traced make_fx/export, compile call sequences, front-end pairs,
-question programs, ref findings), over `common` (docstring, config switches, templates, script
+One registered writer per family of finding (traced make_fx/export, compile call sequences,
+front-end pairs, question programs, ref findings) and per form an oracle owns (Note [repro forms]:
+forms.py picks one), over `common` (docstring, config switches, templates, script
 assembly). Templates are real modules in `templates/` (Note [repro templates] in common.py).
 Everything taken from a case goes through codegen (registered op names, numbers rendered as
 numbers) or common.safe, so a crafted case cannot inject code (tests/cover/test_hostile.py)."""
@@ -16,11 +17,9 @@ numbers) or common.safe, so a crafted case cannot inject code (tests/cover/test_
 from __future__ import annotations
 
 from pathlib import Path
-from types import ModuleType
 
 from shapefuzz.cases.corpus import atomic_write, load_case
-from shapefuzz.oracles import get_oracle
-from shapefuzz.program.kinds import kind_of
+from shapefuzz.repro.forms import choose, family
 from shapefuzz.repro.reduce import apply_cut
 
 __all__ = ["SCRIPTS", "check_source", "family", "line_limit", "regenerate", "repro_source",
@@ -30,54 +29,36 @@ __all__ = ["SCRIPTS", "check_source", "family", "line_limit", "regenerate", "rep
 SCRIPTS = {"repro.py": "the issue form", "check.py": "the full harness"}
 
 
-#: the family of a system's own findings, when neither the oracle nor the program kind names one
-_SYSTEM_FAMILY = {"ref": "ref", "compile": "calls"}  # Note [confirming ref findings]: ref
-
-
-def family(case) -> ModuleType:
-    """The module that writes this case's scripts: ref's own findings are ref's; else the one
-    its oracle names (front-end pairs, ref against torch), else the one its program kind names
-    (question programs), else its system's (compile call sequences; traced make_fx / export)."""
-    import importlib
-
-    f = case.finding
-    name = "ref" if f.system == "ref" else (
-        _oracle_family(f.oracle) or kind_of(case.program).repro_family
-        or _SYSTEM_FAMILY.get(f.system, "traced"))
-    return importlib.import_module(f"shapefuzz.repro.{name}")
-
-
-def _oracle_family(oracle: str) -> str:
-    try:
-        return get_oracle(oracle).repro_family
-    except ValueError:  # a plugin's oracle, replayed without its plugin: the system's family
-        return ""
-
-
 def repro_source(case, torch_version: str = "") -> str:
     """repro.py, the issue form: of the part of the case its issue_cut keeps (Note [issue form
-    reduction] in reduce.py), or of the whole case."""
+    reduction] in reduce.py), or of the whole case, by the writer chosen for it (Note [repro
+    forms])."""
     shown, calls = apply_cut(case)
     extra = {"calls": calls} if calls is not None else {}
-    return family(shown).issue(shown, torch_version or case.torch_version, **extra)
+    return choose(shown).issue(shown, torch_version or case.torch_version, **extra)
 
 
-def check_source(case, torch_version: str = "") -> str:
-    """check.py, the full harness."""
+def check_source(case, torch_version: str = "") -> str | None:
+    """check.py, the full harness of the case's family; None for a case whose oracle's form is
+    all the harness it has (Note [repro forms])."""
+    if not choose(case).has_check():
+        return None
     return family(case).check(case, torch_version or case.torch_version)
 
 
 def line_limit(case) -> int:
     """At most this many lines in the case's repro.py (30 when the public artifact shows the
-    finding as it is, 60 where the check needs a helper)."""
+    finding as it is, 60 where the check needs a helper; a form's own limit)."""
     shown, _ = apply_cut(case)
-    return family(shown).line_limit(shown)
+    return choose(shown).line_limit(shown)
 
 
 def write_scripts(folder: Path, case) -> None:
-    """Write repro.py and check.py into a case folder (atomically)."""
+    """Write repro.py and check.py (when the case has one) into a case folder (atomically)."""
     atomic_write(Path(folder) / "repro.py", repro_source(case))
-    atomic_write(Path(folder) / "check.py", check_source(case))
+    check = check_source(case)
+    if check is not None:
+        atomic_write(Path(folder) / "check.py", check)
 
 
 def regenerate(root: str) -> None:

@@ -2,7 +2,7 @@
 
 Note [A/B repro]: an A/B finding is a difference between two torch builds, so no one-torch call
 shows it. Its repro.py (and check.py, the same script) carries the case as JSON data and the
-baseline (interpreter and environment changes, from the finding's last detail line) and runs
+baseline (interpreter and environment changes: the finding's ABEvidence, Note [typed evidence]) and runs
 the program under both sides, each in a fresh process of its own interpreter and environment:
 `python repro.py` is the candidate's interpreter and environment (the one it is run with; that
 side runs in the script's own process), and the baseline's command is printed. One side alone
@@ -29,12 +29,14 @@ from pathlib import Path
 from shapefuzz import BadInput
 from shapefuzz.cases.corpus import _case_from_json
 from shapefuzz.oracles import check_all
-from shapefuzz.oracles.ab import SPEC_PREFIX, mark
+from shapefuzz.oracles.ab import SPEC_PREFIX, ABEvidence, mark
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, register_writer
+from shapefuzz.systems.evidence import of
 from shapefuzz.systems.jobs import Job, run_job
 
-__all__ = ["SOURCE_ROOT", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
+__all__ = ["SOURCE_ROOT", "WRITER", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
 
 #: the source folder holding the shapefuzz package (both sides import it from there)
 SOURCE_ROOT = str(Path(__file__).resolve().parents[2])
@@ -104,12 +106,12 @@ def check(case, torch_version: str = "") -> str:
 def _script(case, torch_version: str) -> str:
     detail = case.finding.detail.splitlines()
     try:
-        spec = _spec(case.finding.detail)[0]
+        spec = _spec(case.finding)[0]
         sides = (f"candidate: python repro.py (this interpreter and environment); baseline: "
                  f"{spec.command('repro.py')} --side baseline --out FILE")
-    except (ValueError, KeyError, TypeError):  # no or a bad baseline line: main() says so when run
+    except ValueError:  # no baseline named: main() says so when run
         sides = "the baseline is not named in this case"
-    lines = (*(common.safe(x, 600) for x in detail[:-1][:8]),
+    lines = (*(common.safe(x, 600) for x in detail[:8] if not x.startswith(SPEC_PREFIX)),
              "A difference between two torch builds: this script runs the program under the "
              "candidate and the baseline, prints both and compares them (Note [A/B repro] in "
              "shapefuzz/repro/ab.py).", common.safe(sides, 400), "program:",
@@ -125,13 +127,13 @@ def _script(case, torch_version: str) -> str:
 
 
 # ---- running ------------------------------------------------------------------------------------
-def _spec(detail: str) -> tuple[Baseline, int, str]:
-    line = next((x for x in reversed(detail.splitlines()) if x.startswith(SPEC_PREFIX)), "")
-    if not line:
-        raise ValueError("this A/B case names no baseline (its finding's detail has no "
-                       f"{SPEC_PREFIX.strip()} line)")
-    obj = json.loads(line[len(SPEC_PREFIX):])  # data: parsed, never evaluated
-    return Baseline.from_json(obj), int(obj.get("seed", 0)), line
+def _spec(finding) -> tuple[Baseline, int, ABEvidence]:
+    """The baseline the finding's evidence names (Note [typed evidence]), the campaign's seed,
+    and the evidence itself (the baseline observations are marked with it)."""
+    ev = of(finding, ABEvidence)
+    if ev is None:
+        raise ValueError("this A/B case names no baseline (its finding carries no A/B evidence)")
+    return Baseline(ev.python, ev.env), ev.seed, ev
 
 
 def _jobs(case, seed: int, side: str) -> list:
@@ -216,7 +218,7 @@ def _show(name: str, o) -> None:
 
 def main(case_json: dict, argv: list[str]) -> int:
     case = _case_from_json(case_json, "<repro>")
-    spec, seed, line = _spec(case.finding.detail)
+    spec, seed, ev = _spec(case.finding)
     timed = case.finding.kind == "slowdown"
     if "--side" in argv:
         import pickle
@@ -226,10 +228,10 @@ def main(case_json: dict, argv: list[str]) -> int:
         with open(argv[argv.index("--out") + 1], "wb") as fh:
             pickle.dump(obs, fh)
         return 0
-    return _compare(case, spec, line, seed, argv[0], timed)
+    return _compare(case, spec, ev, seed, argv[0], timed)
 
 
-def _compare(case, spec: Baseline, line: str, seed: int, script: str, timed: bool) -> int:
+def _compare(case, spec: Baseline, ev: ABEvidence, seed: int, script: str, timed: bool) -> int:
     f = case.finding
     print(f"finding: {f.summary}\nsignature: {common.key_of(f)}\nprogram:\n{case.program.pretty()}\n")
     print(f"candidate: {sys.executable} {script}\nbaseline:  {spec.command(script)}\n")
@@ -241,10 +243,13 @@ def _compare(case, spec: Baseline, line: str, seed: int, script: str, timed: boo
     _show("candidate", cand[-1])
     _show("baseline ", base[-1])
     eager = cand[0] if kind_of(case.program).has_eager else None
-    obs = [*cand[1 if eager is not None else 0:], *(mark(o, line) for o in base)]
+    obs = [*cand[1 if eager is not None else 0:], *(mark(o, ev) for o in base)]
     hits = [x for x in check_all(case.program, eager, obs) if x.key == f.key]
     if not hits:
         print("OK: the candidate and the baseline no longer differ this way")
         return 0
-    print(f"BUG ({f.oracle} {f.kind}): {hits[0].detail.rsplit(chr(10), 1)[0]}")
+    print(f"BUG ({f.oracle} {f.kind}): {hits[0].detail}")
     return 1
+
+
+WRITER = register_writer(Writer("ab", issue, check, line_limit))  # Note [repro forms]

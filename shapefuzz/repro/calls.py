@@ -18,12 +18,13 @@ from itertools import combinations
 from shapefuzz.oracles.base import Compares
 from shapefuzz.program.codegen import function_source, inputs_source, tensor_source
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, register_writer
 from shapefuzz.repro.templates import calls_check, calls_issue, traced_issue
 from shapefuzz.systems import graph_facts
 from shapefuzz.systems.compile import call_sequence
 from shapefuzz.systems.compile_settings import settings_of
 
-__all__ = ["check", "issue", "line_limit", "reduction"]
+__all__ = ["WRITER", "check", "issue", "line_limit", "reduction"]
 
 #: recompile kinds the issue form shows; the others get the full check
 _SHOWN = ("compare", "unsound-reuse")
@@ -146,3 +147,6 @@ def check(case, torch_version: str = "", issue_form: bool = False) -> str:
     return common.script(common.doc(case, torch_version, lines, signature=not issue_form),
                          ["from __future__ import annotations", "import sys", *facts_imports, *imports,
                           *common.imports_of(traced_issue)], data)
+
+
+WRITER = register_writer(Writer("calls", issue, check, line_limit, reduction))  # Note [repro forms]

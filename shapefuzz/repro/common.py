@@ -31,7 +31,7 @@ from shapefuzz.systems.compile_settings import settings_of as compile_settings
 from shapefuzz.systems.configs import config_of, is_config
 from shapefuzz.systems.parser_lock import parse as locked
 
-__all__ = ["Settings", "block", "compares", "doc", "function", "fx_lines", "fx_switches", "harness",
+__all__ = ["Settings", "bindings", "block", "compares", "doc", "function", "fx_lines", "fx_switches", "harness",
            "imports_of", "inputs_line", "key_of", "kwargs_text", "module_code", "safe", "script",
            "settings_of"]
 
@@ -119,6 +119,12 @@ def kwargs_text(kw: dict[str, Any]) -> str:
 
 
 # ---- program text -------------------------------------------------------------------------------
+
+
+def bindings(values: dict[str, Any]) -> str:
+    """`NAME = value` lines of a repro form's values (Note [repro forms]: ReproForm.values checks
+    they are names and plain values, whose repr reads back as the same value)."""
+    return "".join(f"{name} = {value!r}\n" for name, value in values.items())
 
 
 def inputs_line(specs, var: str = "inputs") -> str:

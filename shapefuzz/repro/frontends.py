@@ -7,9 +7,10 @@ from __future__ import annotations
 from shapefuzz.oracles.frontends import pair_of
 from shapefuzz.program.codegen import function_source, inputs_source
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, register_writer
 from shapefuzz.repro.templates import frontends_check, frontends_issue, traced_issue
 
-__all__ = ["check", "issue", "line_limit"]
+__all__ = ["WRITER", "check", "issue", "line_limit"]
 
 _DIM = {"static": "DimDynamic.STATIC", "dynamic": "DimDynamic.DUCK", "unbacked": "DimDynamic.UNBACKED"}
 #: (system, config) -> the template function that traces the program that way
@@ -69,3 +70,6 @@ def check(case, torch_version: str = "") -> str:
             "\n\n", code]
     imports = ["import sys", *imports, *common.imports_of(traced_issue)]
     return common.script(common.doc(case, torch_version, signature=True), imports, data)
+
+
+WRITER = register_writer(Writer("frontends", issue, check, line_limit))  # Note [repro forms]

@@ -15,21 +15,22 @@ from pathlib import Path
 
 from shapefuzz.cases.corpus import IssueCut
 from shapefuzz.oracles.base import Compares
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.oracles.truth import NO_GUARD_MODES
 from shapefuzz.program import Ref, _refs
 from shapefuzz.program.metamorphic import ask_map, redundant
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, choose, register_writer, template_of
 from shapefuzz.repro.reduce import question_cut
 from shapefuzz.repro.templates import (
     questions_check,
     questions_dde,
-    questions_history,
     questions_issue,
 )
 from shapefuzz.systems.qreplay import with_values
 
-__all__ = ["check", "component_cut", "issue", "issue_cuts", "line_limit", "program_lines", "reduction", "z3_names"]
+__all__ = ["HISTORY_WRITER", "WRITER", "check", "component_cut", "history_issue", "issue", "issue_cuts", "line_limit", "program_lines", "reduction", "z3_names"]
 
 _MODES = {"bool": "bool({c})", "guard_or_false": "guard_or_false({c})", "guard_or_true": "guard_or_true({c})",
           "statically_known_true": "statically_known_true({c})",
@@ -147,7 +148,7 @@ def reduction(case) -> str:
 
 def issue(case, torch_version: str = "") -> str:
     f = case.finding
-    special = {Compares.RUNS: _metamorphic, Compares.PROOF: _spurious_dde, Compares.FRESH_ENV: _history}.get(common.compares(f))
+    special = {Compares.RUNS: _metamorphic, Compares.PROOF: _spurious_dde}.get(common.compares(f))
     if special is not None:
         return special(case, torch_version)
     src = _claims(case, torch_version, True)  # the helpers' docstrings go where they do not fit
@@ -318,13 +319,14 @@ def _detail_lines(detail: str, n: int) -> tuple[str, ...]:
     return tuple(common.safe(x, 300) for x in str(detail).split("\n")[:n] if x.strip())
 
 
-def _history(case, torch_version: str) -> str:
-    """The program written once, run in two ShapeEnvs: live (every question asked) and fresh (an
-    earlier question's guards and asserts in its place, Note [history replay]); the finding's
-    question compared."""
-    f = case.finding
+def history_issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
+    """The history oracle's form on question programs (Note [repro forms]; its value: QUESTION,
+    the finding's question in the program shown): the program written once, run in two
+    ShapeEnvs: live (every question asked) and fresh (an earlier question's guards and asserts in
+    its place, Note [history replay]); the finding's question compared."""
+    f, questions_history = case.finding, template_of(form)
     s, note = _settings(case)
-    q = _upto(case.program, _finding_question(case))
+    q = _upto(case.program, form.values(case)["QUESTION"])
     mode = q.instrs[-1].args[0]
     lines = program_lines(q, _backed_name(s), EARLIER)
     lines[-1] = f"return answer_of(lambda: {_MODES[mode].format(c='c')}, c, {FALLBACK[mode]!r})"
@@ -382,8 +384,8 @@ def check(case, torch_version: str = "") -> str:
     """The full harness: every claim checked (and under the finding's other values), or the two
     runs of a metamorphic finding compared; slow-path configs under shapefuzz's patches."""
     f, p = case.finding, case.program
-    if common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):
-        return issue(case, torch_version)  # the issue form is the whole check
+    if common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):  # the issue form is the whole check
+        return choose(case).issue(case, torch_version)  # (the history oracle's form, Note [repro forms])
     s, _ = _settings(case)
     config = f.config if s.slow or s.env_kwargs or s.fx else ""
     if s.slow and not all(ch.isalnum() or ch in "-=:+_" for ch in config):
@@ -412,3 +414,9 @@ def _main(name: str, p: QProgram, tail: list[str] = ()) -> str:
     body = program_lines(p) + list(tail)
     return (f"def {name}(env_kwargs):\n    global se\n    se = ShapeEnv(**env_kwargs)\n"
             + "".join(f"    {x}\n" for x in body) + "\n\n")
+
+
+WRITER = register_writer(Writer("questions", issue, check, line_limit, reduction, issue_cuts))  # Note [repro forms]
+#: the history oracle's form on question programs
+HISTORY_WRITER = register_writer(Writer("fresh-env-questions", history_issue, None, lambda case, form=None: 60,
+                                        reduction, issue_cuts))

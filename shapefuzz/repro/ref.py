@@ -23,8 +23,9 @@ from shapefuzz.cases.replay import observe_case
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.base import Compares
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, register_writer
 
-__all__ = ["check", "issue", "line_limit", "replay_ref_finding"]
+__all__ = ["WRITER", "check", "issue", "line_limit", "replay_ref_finding"]
 
 
 def line_limit(case) -> int:
@@ -73,6 +74,9 @@ def _show(o) -> None:
     print(f"{o.system} [{o.config}]: {o.outcome.short()}")
     for k, (e, v) in enumerate(zip(o.out_exprs, o.out_eval)):
         print(f"  output {k}: {e} = {v or '?'}")
+
+
+WRITER = register_writer(Writer("ref", issue, check, line_limit))  # Note [repro forms]
 
 
 if __name__ == "__main__":  # python -m shapefuzz.repro.ref CASE_DIR

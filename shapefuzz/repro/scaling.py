@@ -9,10 +9,11 @@ from __future__ import annotations
 from shapefuzz import SYMPY_CACHE_SIZE
 from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, register_writer
 from shapefuzz.repro.templates import scaling_issue, traced_issue
 from shapefuzz.systems import observation, scaling
 
-__all__ = ["check", "issue", "line_limit"]
+__all__ = ["WRITER", "check", "issue", "line_limit"]
 
 _EXITS = ("Exits 1 while the family's cost still grows faster than its order, 0 once it does not. "
           "Times are CPU times of this process: run it on a quiet machine for the clearest numbers. "
@@ -53,3 +54,6 @@ def line_limit(case) -> int:
     """The measuring functions are copied in whole (about 60 lines): the program's own lines on
     top of that."""
     return 100 + len(case.program.instrs)
+
+
+WRITER = register_writer(Writer("scaling", issue, check, line_limit))  # Note [repro forms]

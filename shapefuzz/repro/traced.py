@@ -11,12 +11,14 @@ evaluates to another shape than the graph returns. check.py is the full harness
 from __future__ import annotations
 
 from shapefuzz.oracles.base import Compares
+from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.program.codegen import function_source, inputs_source
-from shapefuzz.repro import common, traced_history
+from shapefuzz.repro import common
+from shapefuzz.repro.forms import Writer, choose, register_writer, template_of
 from shapefuzz.repro.templates import traced_check, traced_dde, traced_issue
 from shapefuzz.repro.tracing import Plan, plan_of, trace_call, trace_imports, trace_setup
 
-__all__ = ["check", "issue", "line_limit", "reduction"]
+__all__ = ["WRITER", "check", "issue", "line_limit", "reduction"]
 
 _DDE_EXITS = ("Exits 1 while the data-dependent error is raised and z3 decides its expression from the "
               "facts torch held, 0 once it traces or they do not decide it, 2 for no verdict.")
@@ -25,29 +27,27 @@ _DDE_EXITS = ("Exits 1 while the data-dependent error is raised and z3 decides i
 def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a trace that raises by
     the instruction that raised (a spurious DDE's too: a cut that drops the fact deciding it
-    exits 0, and the full form stays), an output check by its outputs; a history form (two
-    ShapeEnvs side by side, shapefuzz/repro/traced_history.py) as a trace that raises."""
-    if common.compares(case.finding) == Compares.FRESH_ENV:
-        return "raise"  # the shortest prefix that still fails keeps the earlier question
+    exits 0, and the full form stays), an output check by its outputs (a history finding's form
+    is the history oracle's: shapefuzz/repro/traced_history.py)."""
     return "raise" if plan_of(case).check == "raises" else "outputs"
 
 
-def line_limit(case) -> int:
+def line_limit(case, form: ReproForm | None = None) -> int:
     """30 lines for a finding the public artifact shows as it is (a trace that raises); 60 where
     the check needs a helper (marked fake inputs, guards or range constraints by hand, symbolic
     shapes evaluated, settings patched: a torch.fx.experimental._config switch is a private
     name, checked first, Note [private names in scripts] in common.py)."""
     plan = plan_of(case)
-    proof = common.compares(case.finding) in (Compares.PROOF, Compares.FRESH_ENV)  # the z3 proof / the fresh env is a helper
+    proof = common.compares(case.finding) == Compares.PROOF  # the z3 proof is a helper
     s = common.settings_of(case.finding.system, case.finding.config)
     switched = bool(common.fx_switches(case, s.fx))
     return 30 if plan.check == "raises" and not (plan.marked or plan.patch_env or proof or switched) else 60
 
 
-def issue(case, torch_version: str = "") -> str:
+def issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
+    """repro.py; of an oracle's form (writer "traced"): the program traced by the finding's
+    public call, then the form's values and its template's `check` block over the artifact."""
     f, p = case.finding, case.program
-    if common.compares(f) == Compares.FRESH_ENV:
-        return traced_history.issue(case, torch_version)
     plan = plan_of(case)
     s = common.settings_of(f.system, f.config)
     lines = _doc_lines(case, plan)
@@ -65,10 +65,11 @@ def issue(case, torch_version: str = "") -> str:
         parts.append(common.block(traced_issue, "raises", trace_call(case, plan, s, bind=False)))
         return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
     parts.append(common.block(traced_issue, "trace", trace_call(case, plan, s)))
-    if f.oracle == "specialization":  # the exported program itself shows it
-        parts += [f"declared = {_declared(case.program)!r}  # the dims declared dynamic, per input\n",
-                  common.block(traced_issue, "specialized")]
-        return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
+    if form is not None:  # the oracle's own check of the artifact (Note [repro forms]): its `check` block
+        template = template_of(form)
+        parts += [common.bindings(form.values(case)), common.block(template, "check")]
+        return common.script(common.doc(case, torch_version, lines), [*trace_imports(), *common.imports_of(template)],
+                             parts)
     parts.append(_args_line(case, plan))
     parts += _acceptance(case, plan)
     if plan.check == "symbolic":
@@ -87,12 +88,6 @@ def issue(case, torch_version: str = "") -> str:
                   common.block(traced_issue, "shapes_only")]
     parts.append(common.block(traced_issue, "assert_same"))
     return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
-
-
-def _declared(program) -> list[list[int]]:
-    """The dims export declares dynamic (tracing._dims_spec's rule: non-static, size >= 2)."""
-    return [[d for d, (k, n) in enumerate(zip(spec.dims, spec.shape)) if k != "static" and n >= 2]
-            for spec in program.inputs]
 
 
 def _args_line(case, plan: Plan) -> str:
@@ -150,8 +145,8 @@ def check(case, torch_version: str = "") -> str:
     """Today's full harness: both traces written out, the trace's own acceptance of the input
     (guards, asserts, range constraints, 0/1 contract), outputs and symbolic shapes compared."""
     f, p = case.finding, case.program
-    if f.oracle == "specialization" or common.compares(f) in (Compares.PROOF, Compares.FRESH_ENV):  # the issue form is the whole check
-        return issue(case, torch_version)
+    if choose(case).form is not None or common.compares(f) == Compares.PROOF:  # the issue form is the whole check
+        return choose(case).issue(case, torch_version)  # (an oracle's own form: Note [repro forms])
     forced = frozenset(case.fallback_branches)
     s = common.settings_of(f.system, f.config)
     check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs
@@ -174,3 +169,6 @@ def check(case, torch_version: str = "") -> str:
             f"SMALL_STATIC = {s.small_static!r}\n", "\n\n", code]
     imports += common.imports_of(traced_issue)  # what the program's source may name
     return common.script(common.doc(case, torch_version, signature=True), imports, data, banner=False)
+
+
+WRITER = register_writer(Writer("traced", issue, check, line_limit, reduction))  # Note [repro forms]

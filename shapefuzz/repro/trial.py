@@ -24,8 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from shapefuzz.cases.corpus import IssueCut, atomic_write, load_case
-from shapefuzz.oracles import get_oracle
-from shapefuzz.repro import family, line_limit, repro_source
+from shapefuzz.repro import line_limit, repro_source
+from shapefuzz.repro.forms import choose
 from shapefuzz.repro.reduce import output_cut, prefix_cut, question_cut, raise_cut
 from shapefuzz.systems.observation import to_jsonable
 
@@ -51,13 +51,7 @@ def strategy(case) -> str:
     """How its issue form is reduced: "raise" (a trace that raises: the shortest failing prefix,
     then the raising instruction's slice), "outputs" (slices of the outputs), "calls" (calls
     dropped, then outputs), "questions" (the slice of one question), or "" (not reduced)."""
-    try:
-        own = get_oracle(case.finding.oracle).repro  # a plugin oracle's own repro.py: not ours to cut
-    except ValueError:
-        own = None
-    if own is not None or case.finding.system == "ref":
-        return ""
-    return getattr(family(case), "reduction", lambda c: "")(case)
+    return choose(case).writer.reduction(case)  # a plugin form's harness writer: "" (not ours to cut)
 
 
 def worth_reducing(case) -> bool:
@@ -203,7 +197,7 @@ def _question_cut(t: _Trial):
     """The smallest slice of one question that still fails (or of the family's own cuts:
     questions.issue_cuts, for the forms a one-question slice cannot show)."""
     p = t.case.program
-    own = getattr(family(t.case), "issue_cuts", lambda case: None)(t.case)
+    own = choose(t.case).writer.issue_cuts(t.case)
     cuts = own if own is not None else [question_cut(p, k) for k in range(len(p.asks()))]
     cuts = sorted(cuts, key=lambda c: len(c.instrs))
     return next((c for c in cuts if len(c.instrs) < len(p.instrs) and t.fails(c)), None)

@@ -17,7 +17,7 @@ graph_facts.contract_violation, the facts the compile system judges reused graph
 run through ep.module(): a clean rejection (a guard or assert failure) is correct, anything it
 returns is recorded (ReplayRecord.outside) for the contract oracle (oracles/contract.py). A
 dim declared Dim.DYNAMIC or with a named Dim that the trace made constant without a constraint
-violation is recorded in Observation.specialized (oracles/specialization.py); Dim.AUTO may
+violation is recorded as the specialization oracle's evidence (oracles/specialization.py); Dim.AUTO may
 specialize by design (docs/explanation/torch-internals.md), so dim-auto records none."""
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from torch.export import Dim, export
 from shapefuzz.program import interp
 from shapefuzz.systems.compile import program_function, reference_for
 from shapefuzz.systems.configs import EXPORT_FRONT_ENDS, config_of
+from shapefuzz.systems.evidence.specialization import Specialization, SpecializedDim
 from shapefuzz.systems.graph_facts import bind_tensors, constant_dims, contract_violation
 from shapefuzz.systems.torch_toggles import CONFIGS as TOGGLE_CONFIGS
 from shapefuzz.systems.torch_toggles import (
@@ -131,13 +132,13 @@ def specs_dims(specs) -> list[list[int]]:
     return [sorted(s) if s else [] for s in specs]
 
 
-def specialized(fakes, declared: list[list[int]], kind: str) -> tuple[str, ...]:
+def specialized(fakes, declared: list[list[int]], kind: str) -> Specialization:
     """Declared dims the trace made constant (it raised no constraint violation, or there
-    would be no trace): Note [export contract]."""
+    would be no trace): Note [export contract]; the specialization oracle's evidence."""
     how = {"dynamic": "Dim.DYNAMIC", "named": "a named Dim"}.get(kind, kind)
-    return tuple(f"input {i} dim {d} (declared {how}) was specialized to {n}"
-                 for i, (f, dims) in enumerate(zip(fakes, declared)) if hasattr(f, "dim")
-                 for d, n in constant_dims(f, dims))
+    return Specialization(tuple(SpecializedDim(i, d, how, int(n))
+                                for i, (f, dims) in enumerate(zip(fakes, declared)) if hasattr(f, "dim")
+                                for d, n in constant_dims(f, dims)))
 
 
 def outside_contract(ep, se, toggles, fakes, real, program) -> tuple[bool, str]:

@@ -25,9 +25,10 @@ from typing import Any
 
 from shapefuzz.program.questions import COMPARE, QProgram
 from shapefuzz.systems.common import classify
+from shapefuzz.systems.evidence.history import HistoryEvidence, HistoryRecord
 from shapefuzz.systems.observation import by_position
 
-__all__ = ["HistoryRecord", "Live", "replay"]
+__all__ = ["Live", "replay"]
 
 
 @by_position
@@ -39,20 +40,6 @@ class Live:
     decisions: tuple[tuple[str, str, str], ...]
     ask_facts: tuple[tuple[list, list], ...]
     stopped: int | None
-
-
-@by_position
-@dataclass(frozen=True, slots=True)
-class HistoryRecord:
-    question: int  # index among the program's questions
-    expr: str
-    live: tuple[str, str]  # (answer, how); ("", "dde") for a data-dependent error
-    fresh: tuple[str, str]  # the same in the fresh env; ("", "error") when its replay failed
-    why: str = ""  # the fresh run's exception, when there was one
-    #: tensor traces (shapefuzz.systems.trace_history): the answer at the run's values ('' when
-    #: not known; question programs carry their truth) and the public call that asked it
-    concrete: str = ""
-    mode: str = ""
 
 
 def _wanted(program: QProgram, live: Live) -> list[tuple[int, int]]:
@@ -70,8 +57,9 @@ def _wanted(program: QProgram, live: Live) -> list[tuple[int, int]]:
     return out
 
 
-def replay(program: QProgram, live: Live, fresh_run: Callable[[], Any]) -> tuple[HistoryRecord, ...]:
-    """One HistoryRecord per replayed question (Note [history replay]). `fresh_run()` makes a
+def replay(program: QProgram, live: Live, fresh_run: Callable[[], Any]) -> HistoryEvidence:
+    """The history oracle's evidence: one HistoryRecord per replayed question (Note [history
+    replay]). `fresh_run()` makes a
     torch-env run on a new ShapeEnv (its step / ask / raw, as shapefuzz.systems.torch_env's)."""
     out = []
     for k, pos in _wanted(program, live):
@@ -81,7 +69,7 @@ def replay(program: QProgram, live: Live, fresh_run: Callable[[], Any]) -> tuple
         expr = d[0] if d else (str(got[2]) if got else "")
         out.append(HistoryRecord(k, expr, (d[1], d[2]) if d else ("", "dde"),
                                  got[:2] if got else ("", "error" if why else "dde"), why))
-    return tuple(out)
+    return HistoryEvidence(tuple(out))
 
 
 def _ask_fresh(run, program: QProgram, live: Live, pos: int):

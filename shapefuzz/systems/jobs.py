@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from shapefuzz.program import _input_from_json
 from shapefuzz.program.kinds import kind_of, load_program
 from shapefuzz.systems import get_system
+from shapefuzz.systems.evidence import recorded
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["Job", "run_job"]
@@ -40,7 +41,8 @@ def run_job(job: Job, parsed: dict | None = None) -> Observation:
         obs = reusing(program, job.config, variants, scratch)
     else:
         obs = system.observe(program, job.config, variants)
-    return kind_of(program).extra_runs(system, program, obs)
+    # Note [typed evidence]: the evidence of oracles no built-in system records (a plugin's)
+    return recorded(program, kind_of(program).extra_runs(system, program, obs))
 
 
 

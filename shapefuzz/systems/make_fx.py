@@ -13,6 +13,8 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz.program import interp
+from shapefuzz.systems.evidence import record
+from shapefuzz.systems.evidence.performance import ScalingEvidence
 from shapefuzz.systems.scaling import measure, wanted
 from shapefuzz.systems.torch_toggles import (
     TorchToggles,
@@ -80,7 +82,7 @@ class MakeFxSystem:
             obs = observe_trace(self.name, config, program, variants,
                                 lambda hook: self._trace(program, hook, cfg.toggles))
             family = measure(program, cfg.env_kwargs) if wanted(program, obs) else None
-        obs = replace(obs, scaling=(family,)) if family is not None else obs
+        obs = record(obs, ScalingEvidence((family,))) if family is not None else obs
         return replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
 
     def _trace(self, program, on_branch, toggles: TorchToggles | None = None) -> Trace:

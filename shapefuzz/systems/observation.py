@@ -13,6 +13,8 @@ from enum import StrEnum
 from typing import Any
 
 from shapefuzz.program import InputSpec
+from shapefuzz.systems.evidence.base import NONE as NO_EVIDENCE
+from shapefuzz.systems.evidence.base import Evidence
 
 __all__ = [
     "BUG",
@@ -23,7 +25,6 @@ __all__ = [
     "OutcomeKind",
     "ReplayRecord",
     "RunResult",
-    "Scaling",
     "SmtCheck",
     "Value",
     "compare_runs",
@@ -210,22 +211,6 @@ class SmtCheck:
     elapsed_ms: float = 0.0
 
 
-@by_position
-@dataclass(frozen=True, slots=True)
-class Scaling:
-    """A program's family scaled by n, measured (Note [scaling family] in systems/scaling.py):
-    per n, the trace's CPU time (the least over the rounds) and its expression size (characters
-    of the guards and deferred asserts); read by the performance oracle."""
-
-    family: str
-    ns: tuple[int, ...]
-    cpu_s: tuple[float, ...]
-    sizes: tuple[int, ...]
-    rounds: int
-    expected_order: float  # the family's own growth with n (independent copies: 1)
-    profile: str = ""  # the hottest torch functions at the largest n (when it looked superlinear)
-
-
 #: the performance rule (superlinear): how far above the family's order the growth must be, and
 #: the least CPU seconds / expression characters at the largest n that can show it (sizes are
 #: exact, times are not: the size's floor only keeps out what nobody would act on)
@@ -290,18 +275,17 @@ class Observation:
     #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
     diverges: tuple[str, ...] = ()
     echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
-    history: tuple = ()  # shapefuzz.systems.history.HistoryRecord per replayed question (torch-env) or fallback (make_fx, export)
     calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
-    #: declared-dynamic input dims the trace made constant without a constraint violation
-    #: ("input i dim d (how declared): what it became"; shapefuzz/oracles/specialization.py)
-    specialized: tuple[str, ...] = ()
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()
     smt: tuple[SmtCheck, ...] = ()  # z3 verdicts on the decisions
-    scaling: tuple[Scaling, ...] = ()  # make_fx: the program's family scaled by n, when sampled
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
+    #: Note [typed evidence] (shapefuzz.systems.evidence): each oracle's own data, by its name
+    #: (the history oracle's replays: shapefuzz.systems.evidence.history; the performance
+    #: oracle's families scaled by n: shapefuzz.systems.evidence.performance), set by `record`
+    evidence: Evidence = NO_EVIDENCE
 
 
 def to_jsonable(obj: Any) -> Any:

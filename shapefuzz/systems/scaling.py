@@ -38,7 +38,8 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 from shapefuzz.program import interp
-from shapefuzz.systems.observation import ORDER_MARGIN, TIME_FLOOR_S, Scaling, superlinear_kinds
+from shapefuzz.systems.evidence.performance import Scaling
+from shapefuzz.systems.observation import ORDER_MARGIN, TIME_FLOOR_S, superlinear_kinds
 
 __all__ = ["FAMILY", "NS", "SAMPLE", "copies", "measure", "sampled", "trace_copies", "wanted"]
 

@@ -33,7 +33,7 @@ from torch.fx.experimental import symbolic_shapes as ss
 from torch.fx.experimental.symbolic_shapes import DimDynamic, GuardOnDataDependentSymNode, ShapeEnv
 
 from shapefuzz.systems.common import exception_chain, raising_env
-from shapefuzz.systems.history import HistoryRecord
+from shapefuzz.systems.evidence.history import HistoryEvidence, HistoryRecord
 
 __all__ = ["MAX_ASKED", "Asked", "dde_snapshot", "fresh_answer", "known_to", "recording", "replay", "run_with",
            "snapshot"]
@@ -149,8 +149,8 @@ def recording(asked, limit=MAX_ASKED):
         ShapeEnv.evaluate_expr, ss._static_eval_sym_bool = orig_eval, orig_static
 
 
-def replay(asked, values) -> tuple[HistoryRecord, ...]:
-    """One HistoryRecord per Asked (Note [tensor history replay]); `values` maps each live symbol
+def replay(asked, values) -> HistoryEvidence:
+    """The history oracle's evidence: one HistoryRecord per Asked (Note [tensor history replay]); `values` maps each live symbol
     to its value in this run, for the concrete answer ('' where it is not known)."""
     out = []
     for k, a in enumerate(asked):
@@ -160,7 +160,7 @@ def replay(asked, values) -> tuple[HistoryRecord, ...]:
             got, how, why = "", "error", f"{type(e).__name__}: {str(e)[:200]}"
         live = (a.live, "fallback") if a.live else ("", "dde")
         out.append(HistoryRecord(k, str(a.expr), live, (got, how), why, _concrete(a.expr, values), a.mode))
-    return tuple(out)
+    return HistoryEvidence(tuple(out))
 
 
 def _concrete(expr, values) -> str:

@@ -17,7 +17,7 @@ from torch.fx.experimental import symbolic_shapes as ss
 
 from shapefuzz.ops import get_op
 from shapefuzz.program import InputSpec, Program, interp
-from shapefuzz.systems import trace_history
+from shapefuzz.systems import evidence, trace_history
 from shapefuzz.systems.claims import (
     check_claims,
     dde_check,
@@ -40,6 +40,7 @@ from shapefuzz.systems.common import (
     torch_frame,
 )
 from shapefuzz.systems.counterexample import input_axioms, model_inputs, size_axioms
+from shapefuzz.systems.evidence.specialization import Specialization
 from shapefuzz.systems.observation import (
     Observation,
     Outcome,
@@ -88,7 +89,7 @@ class Trace:
     #: the artifact checks its own contract (ep.module()): run it on inputs outside it too and
     #: record what it did (Note [export contract] in systems/export.py)
     runs_outside: bool = False
-    specialized: tuple[str, ...] = ()  # declared-dynamic dims the trace made constant
+    specialized: Specialization | None = None  # declared-dynamic dims the trace made constant (export)
 
 
 def branch_recorder(program: Program):
@@ -133,8 +134,8 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         history = trace_history.replay(asked, values)
         # Note [root cause]: an instruction before the one that raised may already be wrong
         diverges = first_divergence(program, env, values, forced, real=real) if outcome.kind == "error" else ()
-        return Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
-                           history=history, diverges=diverges, elapsed_s=time.perf_counter() - t0)
+        return evidence.record(Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
+                                           diverges=diverges, elapsed_s=time.perf_counter() - t0), history)
     forced = fallbacks()
     real = interp.make_inputs(program.inputs)
     binder = BindingRecorder(tr.gm, tr.se)
@@ -148,7 +149,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     replays = tuple(_replay(tr, program, forced, v, traced_env) for v in variants)
     # oracles 3 and 4: z3 over the decisions, counter-models replayed (systems.claims)
     axioms, smt = tensor_checks(program, rec, tr, binding, lambda v: _replay(tr, program, forced, v))
-    return Observation(
+    return _recorded(Observation(
         system, config, Outcome("ok"), tuple(rec.decisions), facts["guards"], facts["asserts"],
         facts["replacements"], facts["ranges"],
         out_exprs=tuple(expr_str(v) for v in tr.out_vals),
@@ -157,8 +158,15 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         fallback_branches=tuple(sorted(forced)),
         diverges=first_divergence(program, traced_env, binding, forced),
         reference=reference_run(program, program.inputs, forced),
-        artifact=artifact, replays=replays, axioms=axioms, smt=smt, specialized=tr.specialized,
-        history=trace_history.replay(asked, binding), elapsed_s=time.perf_counter() - t0)
+        artifact=artifact, replays=replays, axioms=axioms, smt=smt,
+        elapsed_s=time.perf_counter() - t0), trace_history.replay(asked, binding), tr.specialized)
+
+
+def _recorded(obs: Observation, *values) -> Observation:
+    """`obs` with each evidence value recorded (None: the system had none to record)."""
+    for v in values:
+        obs = obs if v is None else evidence.record(obs, v)
+    return obs
 
 
 def eager_run(program: Program, forced) -> list | None:

@@ -23,7 +23,7 @@ from shapefuzz.campaign.ab_confirm import (
 from shapefuzz.campaign.run import exit_code
 from shapefuzz.cases.corpus import Case, save_case
 from shapefuzz.oracles import check_all
-from shapefuzz.oracles.ab import SPEC_PREFIX, improvements, mark, self_refuted
+from shapefuzz.oracles.ab import ABEvidence, improvements, mark, self_refuted
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.repro.ab import Baseline
@@ -40,7 +40,7 @@ from shapefuzz.systems.observation import (
 # v0 = backed(6); v1 = unbacked(3); check(v1 >= 0); ask(guard_or_false, v1 >= 2); v2 = v0 + v1
 P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", (">=", Ref(1), 0)),
               QInstr("ask", ("guard_or_false", ">=", Ref(1), 2)), QInstr("binop", ("+", Ref(0), Ref(1)))))
-SPEC = SPEC_PREFIX + '{"python": "/usr/bin/python3", "env": [["PYTHONPATH", ""]], "seed": 0}'
+SPEC = ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 0)
 #: the shape of torch 2.13's deferred check in causal SDPA with unbacked sizes (0 <= 1/sqrt(u)),
 #: here shifted so that it fails at P's own value u0 = 3
 SDPA_LIKE = "0 <= FloatTrueDiv(1.0, OpaqueUnaryFn_sqrt(ToFloat(u0 - 3)))"

@@ -8,7 +8,7 @@ import dataclasses
 
 from shapefuzz.campaign.ab_speed import improvement_summary, speed_summary
 from shapefuzz.oracles import check_all
-from shapefuzz.oracles.ab import SPEC_PREFIX, improvements, mark
+from shapefuzz.oracles.ab import ABEvidence, improvements, mark
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.repro.ab import Baseline
@@ -17,7 +17,7 @@ from shapefuzz.systems.observation import Decision, Observation, Outcome
 # v0 = backed(6); v1 = unbacked(3); check(v1 >= 0); ask(guard_or_false, v1 >= 2); v2 = v0 + v1
 P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", (">=", Ref(1), 0)),
               QInstr("ask", ("guard_or_false", ">=", Ref(1), 2)), QInstr("binop", ("+", Ref(0), Ref(1)))))
-SPEC = SPEC_PREFIX + '{"python": "/usr/bin/python3", "env": [["PYTHONPATH", ""]], "seed": 0}'
+SPEC = ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 0)
 
 
 def obs(answer="True", how="static", u="u0", s="s0", kind="ok", guards=(), elapsed=0.01, expr="", ranges=()):
@@ -46,7 +46,7 @@ def test_other_oracles_never_see_the_baseline():
 def test_regression_when_only_the_candidate_contradicts_the_truth():
     (f,) = ab(obs("False", "static", u="u3"), obs("True", "static", u="u0"))
     assert (f.kind, f.severity) == ("regression", "critical")
-    assert "truth" in f.key and f.detail.splitlines()[-1] == SPEC  # the repro reads its baseline there
+    assert "truth" in f.key and f.evidence == SPEC  # the repro reads its baseline there (Note [typed evidence])
     # reported once: the truth finding it was made from is not reported beside it
     assert [g.oracle for g in check_all(P, None, [obs("False", "static"), mark(obs(), SPEC)])] == ["ab"]
     # both wrong: a bug of both builds, the one-torch oracles report it, not A/B

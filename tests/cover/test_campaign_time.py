@@ -17,7 +17,7 @@ from shapefuzz.campaign.budget import WallBudget
 from shapefuzz.campaign.confirming import Confirmer
 from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.campaign.progress import CampaignProgress, Snapshot, split_text
-from shapefuzz.oracles.ab import SPEC_PREFIX, mark
+from shapefuzz.oracles.ab import ABEvidence, mark
 from shapefuzz.systems.jobs import run_job
 from shapefuzz.systems.observation import Outcome
 
@@ -141,7 +141,7 @@ def test_a_known_finding_is_shrunk_for_the_known_budget_only():
 
     def shared(jobs):  # an A/B campaign whose baseline crashes alike (Note [pre-existing findings])
         obs = slow(jobs)
-        return obs + [mark(obs[-1], SPEC_PREFIX + "{}")]
+        return obs + [mark(obs[-1], ABEvidence(""))]
 
     spans, stopped = {}, {}
     for name, runner, known in (("new", slow, False), ("known", slow, True), ("pre-existing", shared, False)):

@@ -13,7 +13,7 @@ from _helpers import I, R, inp, prog
 
 from shapefuzz.oracles import check_all
 from shapefuzz.oracles.contract import clause, contract
-from shapefuzz.oracles.specialization import silent_specialization
+from shapefuzz.oracles.specialization import silent_specialization, specialized
 from shapefuzz.program import Instr
 from shapefuzz.program.variants import variants
 from shapefuzz.systems import get_system
@@ -101,7 +101,7 @@ def test_silent_specialization_fires_on_a_planted_specialization():
     with no_constraint_violation():
         eager, obs = observe(PINNED, n=2)
     assert obs.outcome.kind == "ok", obs.outcome.short()
-    assert obs.specialized and "input 0 dim 0 (declared Dim.DYNAMIC)" in obs.specialized[0]
+    assert [(d.input, d.dim, d.declared) for d in specialized(obs)] == [(0, 0, "Dim.DYNAMIC")]
     fs = [f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization"]
     assert [f.key for f in fs] == ["specialization:silent-specialization:export:default"]
 
@@ -109,13 +109,13 @@ def test_silent_specialization_fires_on_a_planted_specialization():
 def test_silent_specialization_quiet_on_clean_runs_and_dim_auto():
     p = prog([X], [I("flip", R(0), (0,))])
     _, obs = observe(p, n=2)
-    assert obs.specialized == () and silent_specialization(obs) == []
+    assert specialized(obs) == () and silent_specialization(obs) == []
     # Dim.DYNAMIC raises on the pinned dim (an expected `constraint`); Dim.AUTO specializes it
     # silently by design: neither is a finding
     for config, outcome in (("default", "constraint"), ("dim-auto", "ok")):
         e, o = observe(PINNED, config, n=2)
         assert o.outcome.kind == outcome, (config, o.outcome.short())
-        assert o.specialized == () and check_all(PINNED, e, [o]) == []
+        assert specialized(o) == () and check_all(PINNED, e, [o]) == []
 
 
 def test_contract_repro_exits_1_standalone(tmp_path):
@@ -162,3 +162,20 @@ def test_contract_reads_only_runs_outside_the_contract_that_returned():
     assert contract(obs(_record("", True, 3, 1)), frozenset()) == []  # the replay oracle's
     assert contract(obs(_record("guard: g", True, 3, 1)), frozenset()) == []  # accepted: replay's
     assert clause("zero-one: s0 = 1, but ...") == "zero-one" and clause("odd text") == "other"
+
+
+def test_silent_specialization_is_written_by_its_oracles_form():
+    """Note [repro forms]: the specialization oracle's own form (traced by the public call, then
+    its template's check of the exported program over DECLARED), which is check.py too."""
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.repro import check_source, line_limit, repro_source
+    from shapefuzz.repro.forms import choose
+
+    with no_constraint_violation():
+        eager, obs = observe(PINNED, n=2)
+    f = next(f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization")
+    case = Case(f, PINNED, None)
+    src = repro_source(case)
+    assert choose(case).form.name == "specialization" and choose(case).writer.name == "traced"
+    assert "\nDECLARED = [[0]]\n" in src and "ep = export(" in src and "BUG: input {i} dim {d}" in src
+    assert check_source(case) == src and len(src.splitlines()) <= line_limit(case)

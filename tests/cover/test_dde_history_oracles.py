@@ -16,17 +16,25 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles import check_all
-from shapefuzz.oracles.history import stale
+from shapefuzz.oracles.history import records, stale
 from shapefuzz.oracles.spurious_dde import expr_class
 from shapefuzz.program import ProgramError, Ref
 from shapefuzz.program.questions import QInstr, QProgram, truth
 from shapefuzz.repro import repro_source
 from shapefuzz.strategies import programs, qprograms
+from shapefuzz.systems import evidence
+from shapefuzz.systems.evidence.history import HistoryEvidence
 from shapefuzz.systems.patching import patched
 from shapefuzz.systems.ref.system import RefSystem
 from shapefuzz.systems.torch_env import TorchEnvSystem
 
 warnings.filterwarnings("ignore", "_check_is_size", FutureWarning)
+
+
+def with_records(obs, *rs):
+    """`obs` with the history oracle's evidence replaced by these records (Note [typed evidence])."""
+    return evidence.record(obs, HistoryEvidence(rs))
+
 
 U = QInstr("unbacked", (5,))
 # v0 = unbacked(5); check(v0 >= 3); bool(v0 >= 2): the check decides the question
@@ -133,9 +141,9 @@ def test_history_fires_on_a_stale_cache_and_its_repro_confirms(tmp_path):
 
 def test_history_records_only_questions_that_could_be_sharper():
     o = TorchEnvSystem().observe(again("guard_or_false"))
-    assert [(r.question, r.live, r.fresh) for r in o.history] == [(1, ("False", "fallback"), ("True", "static"))]
+    assert [(r.question, r.live, r.fresh) for r in records(o)] == [(1, ("False", "fallback"), ("True", "static"))]
     # question 0 has no earlier question; a claim in a checked mode is not replayed
-    assert TorchEnvSystem().observe(AGAIN).history == ()
+    assert records(TorchEnvSystem().observe(AGAIN)) == ()
     assert stale(("False", "fallback"), ("False", "static")) == ""  # the caller sees the same answer
     assert stale(("False", "fallback"), ("True", "static")) == "stale-fallback"
     assert stale(("", "dde"), ("True", "static")) == "stale-dde"
@@ -228,17 +236,16 @@ def test_one_finding_per_bug_across_configs():
 
 
 def test_history_quiet_when_the_fresh_claim_is_wrong():
-    from dataclasses import replace
 
     from shapefuzz.oracles.history import history_findings
-    from shapefuzz.systems.history import HistoryRecord
+    from shapefuzz.systems.evidence.history import HistoryRecord
 
     p = again("guard_or_false")  # concretely u0 = 5 >= 3 holds: the right sharper answer is True
     base = TorchEnvSystem().observe(QProgram(p.instrs[:2]))
     right = HistoryRecord(1, "u0 >= 3", ("False", "fallback"), ("True", "static"))
     wrong = HistoryRecord(1, "u0 >= 3", ("True", "fallback"), ("False", "static"))
-    assert [f.kind for f in history_findings(p, replace(base, history=(right,)))] == ["stale-fallback"]
-    assert history_findings(p, replace(base, history=(wrong,))) == []
+    assert [f.kind for f in history_findings(p, with_records(base, right))] == ["stale-fallback"]
+    assert history_findings(p, with_records(base, wrong)) == []
 
 
 # ---- tensor programs (Note [tensor history replay] in shapefuzz/systems/trace_history.py) --------
@@ -299,7 +306,7 @@ def test_tensor_history_fires_on_a_stale_static_cache_and_its_repro_confirms(sys
     assert n <= 60
     # unmodified torch: the check decides the second question live too; no record is stale
     obs, found = tensor_findings(p, system)
-    assert found == [] and [r.fresh for r in obs.history] == [("False", "fallback")]
+    assert found == [] and [r.fresh for r in records(obs)] == [("False", "fallback")]
     assert run_repro(f, p, tmp_path)[0] == 0
 
 
@@ -329,17 +336,17 @@ def test_tensor_history_quiet_when_the_fresh_claim_is_not_the_concrete_answer():
 
     from shapefuzz.oracles.history import across_configs
     from shapefuzz.systems.eager import EagerSystem
-    from shapefuzz.systems.history import HistoryRecord
+    from shapefuzz.systems.evidence.history import HistoryRecord
 
     p = _tensor("statically_known_true")
     obs, _ = tensor_findings(p, "make_fx")
     eager = EagerSystem().observe(p, "default", ())
     rec = HistoryRecord(1, "u0 >= 3", ("False", "fallback"), ("True", "static"), "", "True", "statically_known_true")
-    assert [f.kind for f in across_configs(p, [replace(obs, history=(rec,))], eager)] == ["stale-fallback"]
+    assert [f.kind for f in across_configs(p, [with_records(obs, rec)], eager)] == ["stale-fallback"]
     for bad in (replace(rec, concrete="False"), replace(rec, concrete="")):  # wrong, or not known
-        assert across_configs(p, [replace(obs, history=(bad,))], eager) == []
+        assert across_configs(p, [with_records(obs, bad)], eager) == []
     invalid = replace(eager, outcome=replace(eager.outcome, kind="error"))  # a false check: no facts to trust
-    assert across_configs(p, [replace(obs, history=(rec,))], invalid) == []
+    assert across_configs(p, [with_records(obs, rec)], invalid) == []
 
 
 
@@ -350,7 +357,7 @@ def test_tensor_history_findings_on_generated_programs_are_confirmed(p, tmp_path
     """Unmodified torch: any history finding make_fx meets on a generated program is confirmed
     by its issue form (the replay and the repro ask the fresh env with the same functions)."""
     obs, found = tensor_findings(p, "make_fx")
-    assert all(r.fresh[1] != "error" or r.why for r in obs.history)
+    assert all(r.fresh[1] != "error" or r.why for r in records(obs))
     for f in found:
         assert run_repro(f, p, tmp_path_factory.mktemp("h"))[0] == 1, f.detail
 

@@ -16,10 +16,12 @@ import pytest
 from _helpers import I, R, inp, prog
 
 from shapefuzz.cases.corpus import Case
-from shapefuzz.oracles.performance import scaling_findings
+from shapefuzz.oracles.performance import families, scaling_findings
 from shapefuzz.program import Program
 from shapefuzz.repro import repro_source
 from shapefuzz.systems import scaling
+from shapefuzz.systems.evidence import record
+from shapefuzz.systems.evidence.performance import ScalingEvidence
 from shapefuzz.systems.make_fx import MakeFxSystem
 from shapefuzz.systems.observation import growth_order, superlinear
 
@@ -81,9 +83,7 @@ def _family(program):
 def _observation(program, scaled):
     obs = MakeFxSystem().observe(program, "default", [])
     assert obs.outcome.kind == "ok", obs.outcome
-    from dataclasses import replace
-
-    return replace(obs, scaling=(scaled,))
+    return record(obs, ScalingEvidence((scaled,)))
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
@@ -123,7 +123,7 @@ def test_make_fx_measures_only_its_sample(monkeypatch):
         monkeypatch.setattr(scaling, "SAMPLE_FACTS", every)
         obs = MakeFxSystem().observe(program, "default", [])
         assert obs.outcome.kind == "ok", obs.outcome
-        return obs.scaling
+        return families(obs)
 
     assert measured(QUESTIONS, 1) and measured(ASSERTS, 1)
     missed = next(k for k in range(2, 100) if not scaling.sampled(QUESTIONS, k))

@@ -230,13 +230,15 @@ def test_a_case_saved_again_during_its_reduction_is_left_as_saved(case_dir, monk
 def test_a_plugin_oracle_with_its_own_repro_is_not_cut(case_dir):
     from shapefuzz.oracles import get_oracle
     from shapefuzz.oracles.base import _BY_FINDING, _REGISTRY, Oracle, register
+    from shapefuzz.oracles.forms import ReproForm
 
     case = load_case(case_dir)
     assert trial.strategy(case) == "raise"
     name = "toy-own-repro"
-    register(Oracle(name, "low", "a plugin's rule", lambda c: [], repro=lambda c: "print(1)\n"))
+    form = ReproForm(name, "plugin_template", lambda case: {})  # Note [repro forms]: its own harness
+    register(Oracle(name, "low", "a plugin's rule", lambda c: [], forms=(form,)))
     try:
-        assert get_oracle(name).repro is not None
+        assert get_oracle(name).forms == (form,)
         mine = replace(case, finding=replace(case.finding, oracle=name))
         assert trial.strategy(mine) == "" and not trial.worth_reducing(mine)
     finally:

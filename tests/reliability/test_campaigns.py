@@ -150,7 +150,8 @@ def test_kill_9_then_resume(reference_run, tmp_path):
 
 # ---- an oracle from a plugin ---------------------------------------------------------------------
 def test_an_oracle_from_a_plugin_module_reports_confirmed_findings(tmp_path, cli_env):
-    """Note [oracle registry]: toy_oracle.py registers one oracle, and nothing else changes."""
+    """Note [oracle registry]: toy_oracle.py registers one oracle, with its evidence and its repro
+    form (Note [typed evidence], Note [repro forms]), and nothing else changes."""
     out = tmp_path / "out"
     rc, log = finish(fuzz(["--system", "make_fx", "--family", "layout", "--max-ops", "3",
                            "--plugin", "toy_oracle", "--max-examples", "30", "--budget", "600",
@@ -159,6 +160,8 @@ def test_an_oracle_from_a_plugin_module_reports_confirmed_findings(tmp_path, cli
     assert rc == 1, log
     toy = [f for f in report(out)["findings"] if f["oracle"] == "toy-rank"]
     assert toy and all(f["confirmed"] for f in toy), report(out)["findings"]
+    # its evidence, recorded in the workers by its recorder, reaches report.json as data
+    assert toy[0]["evidence"]["oracle"] == "toy-rank" and max(toy[0]["evidence"]["data"]["ranks"]) >= 2, toy[0]
     repro = Path(toy[0]["case_dir"]) / "repro.py"
     r = subprocess.run([sys.executable, str(repro)], capture_output=True, text=True, timeout=300,
                        check=False)

@@ -24,6 +24,7 @@ SYSTEM: str
 ON_TRACED_INPUTS: bool
 TARGET: int
 SIDES: list[tuple[str, str]]
+DECLARED: list[list[int]]  # the specialization oracle's form: the dims declared dynamic, per input
 MAPPING: list[int]
 # the finding's config
 ENV_KWARGS: dict[str, Any]

@@ -151,21 +151,6 @@ def assert_same(expected, got):
     print("OK: traced and eager agree")
 
 
-def specialized(ep, declared):
-    """A dim declared Dim.DYNAMIC (or a named Dim) must stay symbolic: export raises a
-    constraint violation when the program specializes it. `declared`: those dims, per input."""
-    user = [n for n in ep.graph.find_nodes(op="placeholder") if n.name in ep.graph_signature.user_inputs]
-    for i, (ph, dims) in enumerate(zip(user, declared)):
-        for d in dims:
-            s = ph.meta["val"].shape[d]
-            vr = ep.range_constraints.get(getattr(getattr(s, "node", None), "expr", None))
-            if not isinstance(s, torch.SymInt) or (vr is not None and vr.lower == vr.upper):
-                print(f"BUG: input {i} dim {d} was declared dynamic; the exported program has it "
-                      f"as {s} (range {vr}), and no constraint violation was raised")
-                sys.exit(1)
-    print("OK: every declared dim is symbolic")
-
-
 def accepts_invalid(f_ref, gm, args):
     """Eager raises on `args`: the traced artifact must raise too."""
     try:
