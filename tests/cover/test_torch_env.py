@@ -320,6 +320,10 @@ def test_aggressive_levels_only_turn_claims_into_fallbacks(p):
                 assert a.how != "fallback" and a.answer == b.answer, show(p, base, o)
 
 
+def _size_like(p: QProgram) -> bool:
+    return any(i.op == "check_is_size" or (i.op == "constrain_range" and i.args[1] >= 0) for i in p.instrs)
+
+
 def check_truth(p: QProgram, o: Observation) -> None:
     t = truth(p)
     asks = p.asks()
@@ -333,8 +337,10 @@ def check_truth(p: QProgram, o: Observation) -> None:
             break
         if d.how == "fallback":
             assert d.answer == str(FALLBACK[modes[k]]), show(p, o)
-        elif not (modes[k] == "size_oblivious" and o.config == "backed-size-oblivious"):
-            # (size-oblivious reasoning on size-like symbols assumes >= 2 by design)
+        elif not (modes[k] == "size_oblivious" and (o.config == "backed-size-oblivious" or _size_like(p))):
+            # (size-oblivious reasoning on size-like symbols assumes >= 2 by design: backed ones
+            # under backed_size_oblivious, unbacked ones marked by check_is_size or by a range
+            # constraint from 0 up, torch._constrain_as_size as traced)
             assert d.answer == str(want), f"question {k}: {d}\n" + show(p, o)
     if t.failed_check is None:
         for k, (got, want) in enumerate(zip(o.out_eval, t.values)):
