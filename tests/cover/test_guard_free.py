@@ -162,3 +162,24 @@ def test_a_statically_known_question_that_guards_is_a_finding_and_its_repro_show
     planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
     assert planted.returncode == 1 and "BUG" in planted.stdout, planted.stdout + planted.stderr
     assert clean.returncode == 0, clean.stdout + clean.stderr
+
+
+def test_the_generator_asks_undecided_questions_over_backed_symbols():
+    """Note [near the hint] (strategies/questions.py): a backed size against a literal near its
+    hint, so statically_known_* fall back on backed symbols (the guard-in-static class needs it)."""
+    import re
+
+    hows = []
+
+    @settings(max_examples=200, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(qprograms())
+    def gen(p):
+        o = ENV.observe(p, "default", ())
+        asks = p.asks()
+        hows.extend((p.instrs[asks[k]].args[0], d.how) for k, d in enumerate(o.decisions)
+                    if re.search(r"\bs\d+", d.expr) and not re.search(r"\bu\d+", d.expr))
+
+    gen()
+    assert ("statically_known_true", "fallback") in hows or ("statically_known_false", "fallback") in hows, hows
+    assert ("bool", "guard") in hows, hows
