@@ -1,5 +1,5 @@
 """Cost of the history replays on make_fx observations (Note [tensor history replay] in
-shapefuzz/systems/trace_history.py): the same generated programs observed with the recording
+shapefuzz/systems/tensor_history.py): the same generated programs observed with the recording
 and the fresh-env replays on and off, alternating, so load drifts hit both sides alike.
 
     python benchmarks/history_bench.py [N] [SEED]      # default N = 100, SEED = 0
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, seed, settings
 
 from shapefuzz.oracles.history import records as history_records
 from shapefuzz.strategies import programs
-from shapefuzz.systems import trace_history
+from shapefuzz.systems import tensor_history
 from shapefuzz.systems.evidence.history import HistoryEvidence
 from shapefuzz.systems.make_fx import MakeFxSystem
 from shapefuzz.systems.patching import patched
@@ -38,8 +38,8 @@ def sample(n: int, s: int) -> list:
 
 @contextlib.contextmanager
 def replays_off():
-    with patched(trace_history, "run_with", lambda trace, asked: trace()), \
-            patched(trace_history, "replay", lambda asked, values: HistoryEvidence()):
+    with patched(tensor_history, "run_with", lambda trace, asked: trace()), \
+            patched(tensor_history, "replay", lambda asked, values: HistoryEvidence()):
         yield
 
 

@@ -1,4 +1,4 @@
-"""Probing both sides of an A/B campaign (Note [A/B workers] in ab.py): which torch build each
+"""Probing both sides of an A/B campaign (Note [A/B workers] in ab_pool.py): which torch build each
 interpreter imports, and whether the baseline is usable and another build than the candidate."""
 
 from __future__ import annotations

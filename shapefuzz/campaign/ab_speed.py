@@ -1,4 +1,4 @@
-"""The speed table of an A/B campaign's report (Note [A/B samples] in ab.py): candidate/baseline
+"""The speed table of an A/B campaign's report (Note [A/B samples] in ab_pool.py): candidate/baseline
 time ratios per system over the programs the campaign counted, and the improvements; and the
 reruns that time a suspected slowdown again.
 

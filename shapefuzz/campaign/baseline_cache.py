@@ -72,7 +72,7 @@ def _path_files(pythonpath: str) -> list:
 
 
 def build_key(build: Mapping, env: Mapping[str, str], extra: object) -> str:
-    """Note [baseline cache]: `build` is the baseline's probe (campaign/ab.py build_info), `env`
+    """Note [baseline cache]: `build` is the baseline's probe (campaign/ab_pool.py build_info), `env`
     its environment, `extra` what else decides a job's observation (torch config, plugins)."""
     relevant = sorted((k, v) for k, v in env.items() if k.startswith(BUILD_ENV))
     data = [dict(build), relevant, _path_files(env.get("PYTHONPATH", "")), source_digest(), extra]

@@ -18,7 +18,7 @@ attributes too, with ExecutorBase's defaults for an executor that has no workers
 
 The implementations: InProcess (below: every job in this process, through a `run_many`
 callable), WorkerPool (workers.py: worker processes, its ref and torch-env jobs run here by
-local.LocalJobs, Note [ref in process]) and ABPool (ab.py: a WorkerPool per torch). Background
+local.LocalJobs, Note [ref in process]) and ABPool (ab_pool.py: a WorkerPool per torch). Background
 confirmations (confirming.Confirmer) are not one: they run a case folder's repro.py against a
 deadline, keyed by signature, and are judged by exit code, not by observations."""
 
@@ -64,7 +64,7 @@ class ExecutorBase:
 
     def waitables(self) -> list:
         """Connections an answer will come on, to wait on beside another executor's (Note [one
-        wait] in ab.py); none where every job runs at submit."""
+        wait] in ab_pool.py); none where every job runs at submit."""
         return []
 
     def close(self) -> None:

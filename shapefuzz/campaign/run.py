@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from shapefuzz import BadInput
-from shapefuzz.campaign.ab import start as start_ab
 from shapefuzz.campaign.ab_confirm import BaselineConfirm, mark_rows
+from shapefuzz.campaign.ab_pool import start as start_ab
 from shapefuzz.campaign.blame import blames_of
 from shapefuzz.campaign.bugs import FoundBug
 from shapefuzz.campaign.confirming import Confirmer, confirm, confirm_rank

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from shapefuzz.campaign.ab import ab_report
+from shapefuzz.campaign.ab_pool import ab_report
 from shapefuzz.campaign.engine import Campaign
 from shapefuzz.campaign.progress import split_text
 from shapefuzz.cases.corpus import atomic_write
@@ -78,7 +78,7 @@ def report_of(opts, camp: Campaign, elapsed: float, findings: list, unconfirmed:
         "resumed": camp.offset_s > 0, "db_replays": st.db_replays,
         "program_set": _program_set(opts.out, st.hashes),
         "shapefuzz_bugs": shapefuzz_bugs,  # Notes [shapefuzz bugs], [state guard] (workers.py)
-        "ab": ab_report(opts.baseline, opts.out, st.hashes),  # Note [A/B samples] (ab.py)
+        "ab": ab_report(opts.baseline, opts.out, st.hashes),  # Note [A/B samples] (ab_pool.py)
     }
 
 

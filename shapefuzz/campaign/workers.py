@@ -82,7 +82,7 @@ class ShapefuzzBug(RuntimeError):
 class _Worker:
     def __init__(self, ctx, args, launch=None):
         self._starting: threading.Thread | None = None
-        if launch is not None:  # another interpreter or environment (Note [A/B workers], ab.py)
+        if launch is not None:  # another interpreter or environment (Note [A/B workers], ab_pool.py)
             self.conn, self.proc = launch(args)
         else:
             self.conn, child = ctx.Pipe()
@@ -162,7 +162,7 @@ class WorkerPool(ExecutorBase):
         self.timeout_s = timeout_s
         self.startup_s = startup_s
         self._args = (tuple(torch_config), log_path, memory_mb, tuple(plugins), cov_feedback)
-        self._launch = launch  # starts a worker elsewhere (campaign/ab.py's Launcher), or None
+        self._launch = launch  # starts a worker elsewhere (campaign/ab_pool.py's Launcher), or None
         if launch is None and start != "spawn":
             # here, not in a worker's start thread: the template dies with the thread that
             # started it (PR_SET_PDEATHSIG is per thread, Note [background start])
@@ -290,7 +290,7 @@ class WorkerPool(ExecutorBase):
 
     def waitables(self) -> list:
         """The connections of the workers that have a job, jobs queued since the last step sent
-        first (Note [one wait] in ab.py)."""
+        first (Note [one wait] in ab_pool.py)."""
         self._dispatch()
         return [w.conn for w in self.workers if w.task is not None]
 

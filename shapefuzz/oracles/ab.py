@@ -1,4 +1,4 @@
-"""Oracle 12, A/B: one program under a candidate torch and a baseline torch (campaign/ab.py).
+"""Oracle 12, A/B: one program under a candidate torch and a baseline torch (campaign/ab_pool.py).
 
 Note [A/B oracle]: each (system, config) has two observations, the candidate's and the
 baseline's (system marked BASELINE). A difference is classified by which side eager, or a
@@ -78,7 +78,7 @@ class ABEvidence:
 
 def mark(obs: Observation, spec: ABEvidence) -> Observation:
     """A baseline observation as oracles see it: its system marked, the baseline it ran on
-    recorded (Note [A/B workers], campaign/ab.py); every A/B finding carries it."""
+    recorded (Note [A/B workers], campaign/ab_pool.py); every A/B finding carries it."""
     return record(dataclasses.replace(obs, system=obs.system + BASELINE), spec)
 
 

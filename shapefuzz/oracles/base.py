@@ -31,7 +31,7 @@ __all__ = ["BASELINE", "COMPARES", "CheckInput", "Compares", "Oracle", "all_orac
 Target = tuple[str, str]
 
 #: the mark on the system of an A/B campaign's baseline observations ("make_fx@baseline", Note
-#: [A/B workers] in campaign/ab.py); only oracles with `both_sides` see them
+#: [A/B workers] in campaign/ab_pool.py); only oracles with `both_sides` see them
 BASELINE = "@baseline"
 
 

@@ -1,8 +1,8 @@
 """Oracle 10, history independence [medium]: a question asked in a fresh ShapeEnv holding the
 same facts (and none of the earlier questions) must not get a sharper answer than the live run
 gave it. The system replays the questions (question programs: Note [history replay] in
-shapefuzz.systems.history; make_fx / export traces, every fallback and the DDE they met: Note
-[tensor history replay] in shapefuzz.systems.trace_history); this oracle compares: a finding when the fresh env claims (an answer that is not a fallback, no
+shapefuzz.systems.question_history; make_fx / export traces, every fallback and the DDE they met: Note
+[tensor history replay] in shapefuzz.systems.tensor_history); this oracle compares: a finding when the fresh env claims (an answer that is not a fallback, no
 data-dependent error) where the live run raised one, or fell back to the other answer, or
 claimed the other answer. The other way round (live sharper than fresh) is no finding: an answer may use any
 fact, and the live run's replayed guards are facts the fresh env got too. A fresh claim that is
@@ -60,7 +60,7 @@ def records(obs: Observation) -> tuple[HistoryRecord, ...]:
 
 
 def tensor_findings(program, obs: Observation) -> list[Finding]:
-    """A tensor trace's replays (Note [tensor history replay] in shapefuzz.systems.trace_history):
+    """A tensor trace's replays (Note [tensor history replay] in shapefuzz.systems.tensor_history):
     the fresh claim must also be the concrete answer at the run's values (a size-oblivious one
     assumes sizes >= 2 by design, and is not)."""
     for r in records(obs):

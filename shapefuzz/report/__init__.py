@@ -15,7 +15,7 @@ from typing import Any
 from shapefuzz import BadInput
 from shapefuzz.cases.corpus import atomic_write
 from shapefuzz.report import plots as report_plots
-from shapefuzz.report.ab import ab_html, ab_md
+from shapefuzz.report.ab_section import ab_html, ab_md
 from shapefuzz.report.buckets import BUCKETS_TITLE, bucket_rows, root_key
 from shapefuzz.report.fleet import fleet_html, fleet_md
 from shapefuzz.report.markdown import fence, to_html

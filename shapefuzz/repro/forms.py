@@ -54,7 +54,7 @@ _WRITERS: dict[str, Writer] = {}
 #: family's templates and torch-facing helpers load only for a case of that family)
 _MODULES = {"traced": "traced", "calls": "calls", "frontends": "frontends", "questions": "questions",
             "ref": "ref", "scaling": "scaling", "ab": "ab", "harness": "harness",
-            "fresh-env-trace": "traced_history", "fresh-env-questions": "questions"}
+            "fresh-env-trace": "history_tensor_form", "fresh-env-questions": "questions"}
 
 
 def register_writer(w: Writer) -> Writer:

@@ -28,7 +28,7 @@ def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): a trace that raises by
     the instruction that raised (a spurious DDE's too: a cut that drops the fact deciding it
     exits 0, and the full form stays), an output check by its outputs (a history finding's form
-    is the history oracle's: shapefuzz/repro/traced_history.py)."""
+    is the history oracle's: shapefuzz/repro/history_tensor_form.py)."""
     return "raise" if plan_of(case).check == "raises" else "outputs"
 
 

@@ -1,6 +1,6 @@
 """The public trace of a make_fx / export finding, as its issue form writes it: the plan (what the
 script checks, on which inputs), what comes before the trace and the traced call itself. The
-issue forms of traced.py and traced_history.py (a history finding, which traced.py hands over)
+issue forms of traced.py and history_tensor_form.py (a history finding, which traced.py hands over)
 both trace this way, so it sits below both."""
 
 from __future__ import annotations

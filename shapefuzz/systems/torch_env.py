@@ -51,7 +51,7 @@ from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import COMPARE, FALLBACK, QInstr, QProgram
-from shapefuzz.systems import evidence, history
+from shapefuzz.systems import evidence, question_history
 from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity, question_checks
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts, sym_str
 from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
@@ -99,7 +99,7 @@ class TorchEnvSystem:
                           smt=run.checks(program, outcome))
             if outcome.kind == "ok":
                 obs = replace(obs, qreplays=run.replays(program))
-            obs = evidence.record(obs, history.replay(
+            obs = evidence.record(obs, question_history.replay(
                 program, run.live(), lambda: _Run(ShapeEnv(**cfg.env_kwargs), run.bso)))
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
         return replace(obs, elapsed_s=time.perf_counter() - t0, log=log)
@@ -136,9 +136,9 @@ class _Run:
                 return outcome
         return Outcome("ok")
 
-    def live(self) -> history.Live:
-        """What the history replay needs from this run (shapefuzz.systems.history)."""
-        return history.Live(tuple((sym_str(e), sym_str(a), how) for e, a, how in self.raw),
+    def live(self) -> question_history.Live:
+        """What the history replay needs from this run (shapefuzz.systems.question_history)."""
+        return question_history.Live(tuple((sym_str(e), sym_str(a), how) for e, a, how in self.raw),
                             tuple(self.ask_facts), self.stopped)
 
     def arg(self, a: Any) -> Any:

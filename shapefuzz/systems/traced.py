@@ -17,7 +17,7 @@ from torch.fx.experimental import symbolic_shapes as ss
 
 from shapefuzz.ops import get_op
 from shapefuzz.program import InputSpec, Program, interp
-from shapefuzz.systems import evidence, trace_history
+from shapefuzz.systems import evidence, tensor_history
 from shapefuzz.systems.claims import (
     check_claims,
     dde_check,
@@ -124,14 +124,14 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
     asked: list = []  # Note [tensor history replay]: the fallbacks and the DDE, with their facts
     try:
         with rec.active(), interp.recording() as envs:
-            tr = trace_history.run_with(lambda: trace_fn(on_branch), asked)
+            tr = tensor_history.run_with(lambda: trace_fn(on_branch), asked)
     except Exception as e:
         # oracle 7: was the DDE deserved, by the facts torch held when it raised?
         env, forced, outcome = envs[-1] if envs else None, fallbacks(), classify(e)
         real = eager_run(program, forced)  # the run every check below pairs the trace with
         axioms, smt = tensor_dde(program, e, env, forced, real=real)
         values = run_values(program, env, forced, real=real)
-        history = trace_history.replay(asked, values)
+        history = tensor_history.replay(asked, values)
         # Note [root cause]: an instruction before the one that raised may already be wrong
         diverges = first_divergence(program, env, values, forced, real=real) if outcome.kind == "error" else ()
         return evidence.record(Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
@@ -159,7 +159,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         diverges=first_divergence(program, traced_env, binding, forced),
         reference=reference_run(program, program.inputs, forced),
         artifact=artifact, replays=replays, axioms=axioms, smt=smt,
-        elapsed_s=time.perf_counter() - t0), trace_history.replay(asked, binding), tr.specialized)
+        elapsed_s=time.perf_counter() - t0), tensor_history.replay(asked, binding), tr.specialized)
 
 
 def _recorded(obs: Observation, *values) -> Observation:

@@ -149,7 +149,7 @@ def test_the_pair_of_pools_starts_as_slowly_as_its_slower_side():
     repro.py starts both interpreters, so the slower pool's first start-up, not the candidate's."""
     from types import SimpleNamespace
 
-    from shapefuzz.campaign.ab import ABPool
+    from shapefuzz.campaign.ab_pool import ABPool
 
     pool = ABPool(SimpleNamespace(first_ready_s=3.0, times="cand"), SimpleNamespace(first_ready_s=7.5),
                   Baseline("/x/python", (("PYTHONPATH", ""),)))

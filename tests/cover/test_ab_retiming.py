@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from shapefuzz.campaign.ab import ABPool
+from shapefuzz.campaign.ab_pool import ABPool
 from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.oracles.ab import slower
 from shapefuzz.repro.ab import Baseline
@@ -113,7 +113,7 @@ class PipePool:
 
 
 def test_one_side_answering_is_collected_while_the_other_is_still_busy():
-    """Note [one wait] (campaign/ab.py): an answer of the candidate that comes while the
+    """Note [one wait] (campaign/ab_pool.py): an answer of the candidate that comes while the
     baseline is busy is collected when it comes, not after a wait on the baseline."""
     cand, base = PipePool(), PipePool()
     pool = ABPool(cand, base, Baseline("/usr/bin/python3"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import pickle
 
-from shapefuzz.campaign.ab import ABPool
+from shapefuzz.campaign.ab_pool import ABPool
 from shapefuzz.campaign.baseline_cache import BaselineCache, build_key
 from shapefuzz.campaign.executor import ExecutorBase
 from shapefuzz.repro.ab import Baseline

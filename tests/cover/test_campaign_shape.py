@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from shapefuzz.campaign.ab import ABPool
+from shapefuzz.campaign.ab_pool import ABPool
 from shapefuzz.campaign.executor import Executor, ExecutorBase, InProcess, as_executor
 from shapefuzz.campaign.phases import BudgetPhase, next_phase
 from shapefuzz.campaign.workers import WorkerPool

@@ -249,7 +249,7 @@ def test_history_quiet_when_the_fresh_claim_is_wrong():
     assert history_findings(p, with_records(base, wrong)) == []
 
 
-# ---- tensor programs (Note [tensor history replay] in shapefuzz/systems/trace_history.py) --------
+# ---- tensor programs (Note [tensor history replay] in shapefuzz/systems/tensor_history.py) --------
 def _tensor(mode: str, last: str | None = None):
     """u = x.sum().item() (5); a `mode` branch on u >= 3; torch._check(u >= 4); the same branch
     (or a `last` one) again: the check decides the second question."""
@@ -400,7 +400,7 @@ def test_an_int_dde_is_re_asked_as_int_and_a_bool_dde_as_bool():
     re-asking it as bool(u0) was another question (a false stale-dde finding, third round)."""
     from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
 
-    from shapefuzz.systems.trace_history import dde_snapshot
+    from shapefuzz.systems.tensor_history import dde_snapshot
 
     def snap(ask):
         se = ShapeEnv()

@@ -1,4 +1,4 @@
-"""A/B campaigns through the CLI (shapefuzz/campaign/ab.py, oracles/ab.py, repro/ab.py): the
+"""A/B campaigns through the CLI (shapefuzz/campaign/ab_pool.py, oracles/ab.py, repro/ab.py): the
 candidate is this interpreter with planted patches of torch's ShapeEnv loaded by a
 sitecustomize.py on PYTHONPATH, the baseline the same interpreter with PYTHONPATH unset: the
 issue's command, `PYTHONPATH=PATCHDIR shapefuzz fuzz --baseline-env PYTHONPATH= --budget 90`.

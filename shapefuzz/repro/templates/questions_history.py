@@ -3,7 +3,7 @@ puts them together; Note [repro templates]): the program written once as a funct
 earlier question is met, run twice: in a live ShapeEnv, where every question is asked (`asked`),
 and in a fresh ShapeEnv that gets only the guards and asserts each earlier question added there,
 in the same order (`facts_of`), then the last question in both (Note [history replay] in
-shapefuzz/systems/history.py)."""
+shapefuzz/systems/question_history.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue-form pieces of a history finding on a tensor program (shapefuzz/repro/traced_history.py
-puts them together with known_to / fresh_answer of shapefuzz/systems/trace_history.py,
+"""Issue-form pieces of a history finding on a tensor program (shapefuzz/repro/history_tensor_form.py
+puts them together with known_to / fresh_answer of shapefuzz/systems/tensor_history.py,
 the functions the campaign asked the fresh env with; Note [repro templates], Note [tensor history
 replay]): the public call that traces the program stands where `TRACE()` is; each time the live
 ShapeEnv falls back on (or raises on) the finding's expression, what it knew is recorded; then a

@@ -1,7 +1,7 @@
 """The history oracle's evidence (shapefuzz.oracles.history; Note [typed evidence]): one record
 per question a system asked again in a fresh ShapeEnv. Recorded by the torch-env system (Note
-[history replay] in shapefuzz.systems.history) and by make_fx / export traces (Note [tensor
-history replay] in shapefuzz.systems.trace_history); a history finding carries the one record
+[history replay] in shapefuzz.systems.question_history) and by make_fx / export traces (Note [tensor
+history replay] in shapefuzz.systems.tensor_history); a history finding carries the one record
 that shows it, which its repro forms read."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ class HistoryRecord:
     live: tuple[str, str]  # (answer, how); ("", "dde") for a data-dependent error
     fresh: tuple[str, str]  # the same in the fresh env; ("", "error") when its replay failed
     why: str = ""  # the fresh run's exception, when there was one
-    #: tensor traces (shapefuzz.systems.trace_history): the answer at the run's values ('' when
+    #: tensor traces (shapefuzz.systems.tensor_history): the answer at the run's values ('' when
     #: not known; question programs carry their truth) and the public call that asked it
     concrete: str = ""
     mode: str = ""

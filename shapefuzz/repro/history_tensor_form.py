@@ -3,7 +3,7 @@ shapefuzz.oracles.history, Note [tensor history replay]): the program traced wit
 fake inputs of make_fx, export's dynamic_shapes, as shapefuzz/repro/traced.py writes them) while
 each fallback on the finding's expression records what the live ShapeEnv knew; then a fresh
 ShapeEnv gets only that (known_to / fresh_answer, pasted from
-shapefuzz/systems/trace_history.py: the campaign's own code) and is asked the same question."""
+shapefuzz/systems/tensor_history.py: the campaign's own code) and is asked the same question."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from shapefuzz.program.codegen import function_source
 from shapefuzz.repro import common
 from shapefuzz.repro.forms import Writer, register_writer, template_of
 from shapefuzz.repro.tracing import plan_of, trace_call, trace_imports, trace_setup
-from shapefuzz.systems import trace_history
+from shapefuzz.systems import tensor_history
 
 __all__ = ["ASKERS", "WRITER", "issue"]
 
@@ -41,10 +41,10 @@ def issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), *common.fx_lines(common.fx_switches(case, s.fx)),
              *trace_setup(case, plan, s),
              f"EXPR, ASK, LIVE = {expr!r}, {ASKERS[mode]}, {live!r}  # the question, its call, the live answer\n",
-             *[common.function(trace_history, n) for n in ("known_to", "fresh_answer")],
+             *[common.function(tensor_history, n) for n in ("known_to", "fresh_answer")],
              common.block(template, block, trace_call(case, plan, s, bind=False)),
              common.block(template, "compare")]
-    imports = [*trace_imports(), *common.imports_of(trace_history), *common.imports_of(template),
+    imports = [*trace_imports(), *common.imports_of(tensor_history), *common.imports_of(template),
                "from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, "
                "guard_size_oblivious, statically_known_false, statically_known_true"]
     lines = (common.safe(f.detail.split("\n")[0], 600),)

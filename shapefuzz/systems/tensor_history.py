@@ -1,5 +1,5 @@
 """History replays of a tensor trace (DESIGN oracle 10 on make_fx / export; the oracle is
-shapefuzz.oracles.history, question programs replay in shapefuzz.systems.history).
+shapefuzz.oracles.history, question programs replay in shapefuzz.systems.question_history).
 
 Note [tensor history replay]: a tensor trace asks its ShapeEnv questions from torch's code and
 from the program's own branches; the ones whose answer could have been sharper are recorded as
@@ -13,7 +13,7 @@ public call in a fresh ShapeEnv (same settings, the config's patches still appli
 receives only those facts, over the ints (facts over float symbols are left out), and none of the earlier questions. A fresh claim where the live env
 fell back or raised is a history finding once it is also the concrete answer at the run's
 values (`replay`: `concrete`; a wrong fresh claim is no sharper answer). The same functions are
-pasted into the finding's issue form (shapefuzz/repro/traced_history.py), so the repro asks the
+pasted into the finding's issue form (shapefuzz/repro/history_tensor_form.py), so the repro asks the
 fresh env exactly as the campaign did.
 
 Cost: at most MAX_ASKED records per trace, one per (call, expression, ShapeEnv version); make_fx

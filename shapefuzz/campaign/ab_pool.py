@@ -57,7 +57,7 @@ def ab_evidence(spec: Baseline, seed: int) -> ABEvidence:
 
 # ---- baseline workers (Note [A/B workers]) --------------------------------------------------
 _BOOT = ("import sys; sys.path.insert(0, {root!r}); "
-         "from shapefuzz.campaign.ab import baseline_worker; baseline_worker(int(sys.argv[1]))")
+         "from shapefuzz.campaign.ab_pool import baseline_worker; baseline_worker(int(sys.argv[1]))")
 
 
 def baseline_worker(fd: int) -> None:

@@ -1,4 +1,4 @@
-"""The A/B section of report.md and report.html, from report.json's "ab" key (campaign/ab.py,
+"""The A/B section of report.md and report.html, from report.json's "ab" key (campaign/ab_pool.py,
 Note [A/B samples]): both builds, the candidate/baseline time ratio per system (median, spread,
 distribution), the programs where the candidate is more than 2x slower, and the improvements."""
 
