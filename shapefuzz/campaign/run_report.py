@@ -11,6 +11,7 @@ from shapefuzz.campaign.engine import Campaign
 from shapefuzz.campaign.progress import split_text
 from shapefuzz.cases.corpus import atomic_write
 from shapefuzz.report import op_family_counts
+from shapefuzz.report.buckets import root_key
 from shapefuzz.systems.observation import to_jsonable
 
 __all__ = ["campaign_cpu", "report_of", "summary", "torch_coverage", "torch_version"]
@@ -133,8 +134,17 @@ def summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, n
     return (f"{st.programs} programs in {elapsed:.1f} s of a {opts.budget_s:g} s budget{stop}, "
             f"{valid}{st.programs / elapsed if elapsed else 0:.1f} programs/s; {len(findings)} "
             f"confirmed finding(s) ({fresh} new, {known} known upstream{pre_text}, "
-            f"{len(unconfirmed)} unconfirmed){last}; time: {split_text(split['phases_s'], split['systems'])}; "
+            f"{len(unconfirmed)} unconfirmed{_siblings_text(findings, unconfirmed)}){last}; "
+            f"time: {split_text(split['phases_s'], split['systems'])}; "
             f"report: {opts.out / 'report.md'}")
+
+
+def _siblings_text(findings: list, unconfirmed: list) -> str:
+    """How many unconfirmed findings are config siblings of a confirmed bucket (Note [sibling
+    confirmations] in confirming.py: confirmed last, after generation, so the deadline cuts most)."""
+    confirmed = {root_key(f) for f in findings}
+    n = sum(root_key(f) in confirmed for f in unconfirmed)
+    return f", {n} of them other configs of a confirmed finding" if n else ""
 
 
 def _versions() -> dict[str, str]:

@@ -58,3 +58,16 @@ def test_a_sibling_is_confirmed_last_and_not_reserved(tmp_path: Path):
     assert all(v == (True, False) for v in c.results(dirs).values())
     assert started == ["busy", "low", "pre", "sibling"]
     c.close()
+
+
+def test_the_summary_says_which_unconfirmed_findings_are_other_configs_of_a_confirmed_one():
+    from shapefuzz.campaign.run_report import _siblings_text
+
+    def row(kind, config):
+        return {"signature": f"truth:{kind}:torch-env:{config}:statically_known_true", "oracle": "truth",
+                "config": config}
+
+    confirmed = [row("guard-in-static", "default")]
+    cut = [row("guard-in-static", "agfs=1"), row("guard-in-static", "all-slow"), row("wrong-static", "agfs=1")]
+    assert _siblings_text(confirmed, cut) == ", 2 of them other configs of a confirmed finding"
+    assert _siblings_text(confirmed, cut[2:]) == "" and _siblings_text([], cut) == ""
