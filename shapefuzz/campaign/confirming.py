@@ -186,12 +186,6 @@ class Confirmer:
         """Confirmations not over yet (`warm`: only the warm ones, or only the others)."""
         return sum(not job[0].done() for job in list(self._jobs.values()) if warm in (None, job[3]))
 
-    def _needed(self, warm: bool) -> int:
-        """Unfinished confirmations the reserve waits for: not a sibling's (Note [sibling
-        confirmations])."""
-        return sum(not job[0].done() for sig, job in list(self._jobs.items())
-                   if job[3] == warm and self._ranks.get(sig, 0) < SIBLING_RANK)
-
     def failed(self) -> int:
         """Confirmations over whose repro.py did not exit 1 (the progress line's unconfirmed)."""
         return sum(f.done() and not f.cancelled() and not f.result()[0]
@@ -204,8 +198,8 @@ class Confirmer:
             return 0.0
         later = [self._warm(sig) for sig in not_submitted
                  if sig not in self._jobs]  # one submitted is counted as unfinished, or done
-        waiting = self._needed(warm=False) + later.count(False)
-        warm = self._needed(warm=True) + later.count(True)
+        waiting = self.unfinished(warm=False) + later.count(False)
+        warm = self.unfinished(warm=True) + later.count(True)
         return (math.ceil(waiting / self.parallel) * self.estimate_s()
                 + math.ceil(warm / self.parallel) * self.warm_estimate_s())
 
@@ -270,9 +264,9 @@ def confirm_rank(finding, sibling: bool = False) -> int:
     Note [sibling confirmations]: a finding whose bucket (its signature up to the config,
     Signature.bucket) met a finding before it is a sibling. Its confirmation (a fresh
     interpreter: seconds of CPU) is submitted only once generation is over (run.py), ranked after
-    every other, and left out of the end phase's reserve (Confirmer.reserve_s), so it neither
-    stops generation nor takes its CPU; the deadline cuts one not reached (it is reported
-    unconfirmed, confirm_timed_out). One ShapeEnv bug met under 16 torch-env
+    every other, and the end phase's reserve does not count it while it shrinks
+    (run.unshrunk_firsts), so it neither stops generation nor takes its CPU; the deadline cuts
+    one not reached (it is reported unconfirmed, confirm_timed_out). One ShapeEnv bug met under 16 torch-env
     configs reserved 8 confirmations' time and stopped a 40 s campaign's generation at 16 s."""
     rank = SEVERITIES.index(finding.severity) + (len(SEVERITIES) if finding.pre_existing else 0)
     return rank + (SIBLING_RANK if sibling else 0)

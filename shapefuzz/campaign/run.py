@@ -240,25 +240,30 @@ def drop_unavailable(opts: FuzzOptions) -> FuzzOptions:
     return replace(opts, targets=targets, skipped=opts.skipped + skips)
 
 
-def _sibling(bugs: dict[str, FoundBug], sig: str) -> bool:
-    """Was another finding of `sig`'s bucket met before it (Note [sibling confirmations] in
-    confirming.py)?"""
-    bucket = bugs[sig].finding.signature.bucket()
-    return next(k for k, b in list(bugs.items()) if b.finding.signature.bucket() == bucket) != sig
+def bucket_firsts(bugs: dict[str, FoundBug]) -> set[str]:
+    """The first finding met of each bucket (its signature up to the config); the others are
+    its siblings (Note [sibling confirmations] in confirming.py). One pass: the reserve asks it
+    while the campaign runs."""
+    firsts: dict[str, str] = {}
+    for sig, bug in list(bugs.items()):
+        firsts.setdefault(bug.finding.signature.bucket(), sig)
+    return set(firsts.values())
 
 
 def _siblings_submitted(confirmer: Confirmer, bugs: dict[str, FoundBug], dirs: dict[str, Path]) -> dict[str, Path]:
     """`dirs`, once the bucket siblings among them are submitted for confirmation, after every
     other: generation is over (Note [sibling confirmations])."""
+    firsts = bucket_firsts(bugs)
     for sig, bug in list(bugs.items()):
-        if sig in dirs and _sibling(bugs, sig):
+        if sig in dirs and sig not in firsts:
             confirmer.submit(sig, dirs[sig], confirm_rank(bug.finding, sibling=True))
     return dirs
 
 
-def _unshrunk_firsts(bugs: dict[str, FoundBug]) -> list[str]:
+def unshrunk_firsts(bugs: dict[str, FoundBug]) -> list[str]:
     """The findings still shrinking whose confirmation the reserve counts: not a sibling's."""
-    return [sig for sig, b in list(bugs.items()) if not b.shrunk and not _sibling(bugs, sig)]
+    firsts = bucket_firsts(bugs)
+    return [sig for sig, b in list(bugs.items()) if not b.shrunk and sig in firsts]
 
 
 def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
@@ -275,11 +280,11 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     def on_bug(bug: FoundBug) -> None:  # Note [deferred known shrink]: a known one confirmed at once
         sig = bug.finding.key
         saved[sig] = failures.run("report", sig, lambda: _save(bug, opts)) or _case_dir(bug, opts)
-        if sig not in failures and (bug.shrunk or _is_known(opts, sig)) and not _sibling(camp.bugs, sig):
+        if sig not in failures and (bug.shrunk or _is_known(opts, sig)) and sig in bucket_firsts(camp.bugs):
             confirmer.submit(sig, saved[sig], confirm_rank(bug.finding))  # Note [sibling confirmations]
 
     def reserve() -> float:  # Note [wall budget]: the end phase, as measured so far
-        return END_S + confirmer.reserve_s(_unshrunk_firsts(camp.bugs))
+        return END_S + confirmer.reserve_s(unshrunk_firsts(camp.bugs))
 
     progress = CampaignProgress(opts.budget_s, enabled=False if opts.quiet else None,
                                 facts=lambda c: (_known_count(c, opts), confirmer.failed()),

@@ -49,10 +49,8 @@ def _status(fs: list[dict[str, Any]]) -> str:
 
 def root_key(f: dict[str, Any]) -> str:
     """A finding's signature with its config as `*` (Note [buckets up to the config]): read
-    back with Signature.from_key, the config replaced, rendered again; the signature as it is
-    for a config differential, a front-end pair, or a key that does not render back."""
+    back with Signature.from_key and its bucket (Signature.bucket, which keeps a config
+    differential, a front-end pair and a key that does not render back whole)."""
     config = f.get("config", "")
-    if f.get("oracle") == "config-differential" or not config:
-        return f["signature"]
-    sig = Signature.from_key(f["signature"], (config,))
-    return f["signature"] if sig.config != config else sig.bucket()
+    sig = Signature.from_key(f["signature"], (config,)) if config else None
+    return sig.bucket() if sig is not None and sig.config == config else f["signature"]

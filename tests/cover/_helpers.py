@@ -1,8 +1,14 @@
-"""Small builders for hand-written programs and an output comparison shared by tests/cover."""
+"""Small builders for hand-written programs, an output comparison, and a repro.py run under a
+plant and without, shared by tests/cover."""
 
 from __future__ import annotations
 
 import math
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
 
 import torch
 from torch.fx.experimental.symbolic_shapes import (
@@ -94,3 +100,21 @@ def cli_exit(*args: str) -> int:
     except SystemExit as e:
         return int(e.code or 0)
     return 0
+
+
+def both_ways(script: Path, plant: str, path: Iterable[Path] = (), drop: Iterable[str] = (),
+              timeout: float = 300) -> tuple[subprocess.CompletedProcess, subprocess.CompletedProcess]:
+    """(planted, clean): `script` run in its folder with `plant` as a sitecustomize.py first on
+    PYTHONPATH (then `path`), and again without; neither sees this process's PYTHONPATH or the
+    `drop` variables."""
+    site = script.parent / "site"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(plant)
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH" and k not in set(drop)}
+
+    def run(env: dict) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                              timeout=timeout, cwd=script.parent)
+
+    planted = run({**base, "PYTHONPATH": os.pathsep.join(str(p) for p in (site, *path))})
+    return planted, run(base)

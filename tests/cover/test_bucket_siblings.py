@@ -22,6 +22,12 @@ def test_a_bucket_is_the_signature_up_to_its_config():
     # a config differential's config is its guilty toggle: a root cause of its own
     toggle = Signature("config-differential", "wrong-answer", ("ref",), "expr-cache")
     assert toggle.bucket() == toggle.key()
+    from shapefuzz.report import root_key  # report.json rows: the same rule
+
+    for config in ("expr-cache", "off:expr-cache"):
+        assert root_key({"signature": toggle.key(), "oracle": "config-differential", "config": config}) == toggle.key()
+    assert root_key({"signature": sig.key(), "oracle": "truth", "config": "agfs=1"}) == sig.bucket()
+    assert root_key({"signature": sig.key(), "oracle": "truth", "config": ""}) == sig.key()
     pair = Signature("frontends", "k", (), "", pair=(("make_fx", "default"), ("export", "default")))
     assert pair.bucket() == pair.key()
 
@@ -31,7 +37,7 @@ def _finding(severity: str, config: str = "default", pre_existing: bool = False)
                    pre_existing=pre_existing)
 
 
-def test_a_sibling_is_confirmed_last_and_not_reserved(tmp_path: Path):
+def test_a_sibling_is_confirmed_last(tmp_path: Path):
     release, started = threading.Event(), []
 
     def confirm(d, timeout):
@@ -52,12 +58,29 @@ def test_a_sibling_is_confirmed_last_and_not_reserved(tmp_path: Path):
     c.submit("sibling", dirs["sibling"], confirm_rank(_finding("critical", "agfs=1"), sibling=True))
     c.submit("pre", dirs["pre"], confirm_rank(_finding("critical", pre_existing=True)))
     c.submit("low", dirs["low"], confirm_rank(_finding("low")))
-    # busy, pre and low are waited for; the sibling is not
-    assert c.reserve_s() == 3 * Confirmer.FIRST_GUESS_S
     release.set()
     assert all(v == (True, False) for v in c.results(dirs).values())
     assert started == ["busy", "low", "pre", "sibling"]
     c.close()
+
+
+def test_the_reserve_counts_only_the_first_finding_of_each_bucket():
+    """run_fuzz's reserve counts the unshrunk findings that are first of their bucket; a sibling
+    is confirmed only after generation (Note [sibling confirmations])."""
+    from shapefuzz.campaign.bugs import FoundBug
+    from shapefuzz.campaign.run import bucket_firsts, unshrunk_firsts
+    from shapefuzz.program.questions import QInstr, QProgram
+
+    p = QProgram((QInstr("backed", (3,)),))
+
+    def bug(config, kind="k", shrunk=False):
+        f = Finding("truth", "high", "torch-env", config, kind, "s", "d",
+                    Signature("truth", kind, ("torch-env",), config))
+        return f.key, FoundBug(f, p, None, shrunk=shrunk)
+
+    bugs = dict([bug("default", shrunk=True), bug("agfs=1"), bug("agfs=2"), bug("agfs=1", "other")])
+    assert bucket_firsts(bugs) == {"truth:k:torch-env:default", "truth:other:torch-env:agfs=1"}
+    assert unshrunk_firsts(bugs) == ["truth:other:torch-env:agfs=1"]
 
 
 def test_the_summary_says_which_unconfirmed_findings_are_other_configs_of_a_confirmed_one():

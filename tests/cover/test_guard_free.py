@@ -7,12 +7,10 @@ finding's repro.py exits 1 under the plant and 0 without."""
 from __future__ import annotations
 
 import inspect
-import os
-import subprocess
-import sys
 
 import pytest
 import torch
+from _helpers import both_ways
 from hypothesis import HealthCheck, given, settings
 from torch.fx.experimental import symbolic_shapes as ss
 
@@ -98,16 +96,7 @@ def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, p, None, torch_version=torch.__version__)))
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(_plant_source())
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-
-    def run(env):
-        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path)
-
-    planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
+    planted, clean = both_ways(script, _plant_source())
     assert planted.returncode == 1 and "BUG" in planted.stdout, (
         planted.stdout + planted.stderr)
     assert clean.returncode == 0, clean.stdout + clean.stderr
@@ -150,16 +139,7 @@ def test_a_statically_known_question_that_guards_is_a_finding_and_its_repro_show
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, STATIC, None, torch_version=torch.__version__)))
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(PLANT_STATIC)
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-
-    def run(env):
-        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path)
-
-    planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
+    planted, clean = both_ways(script, PLANT_STATIC)
     assert planted.returncode == 1 and "BUG" in planted.stdout, planted.stdout + planted.stderr
     assert clean.returncode == 0, clean.stdout + clean.stderr
 

@@ -6,6 +6,7 @@ condition known."""
 from __future__ import annotations
 
 import pytest
+from _helpers import both_ways
 from torch.fx.experimental import symbolic_shapes as ss
 
 from shapefuzz.oracles import check_all
@@ -79,10 +80,6 @@ def _plant_source() -> str:
 
 
 def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
-    import os
-    import subprocess
-    import sys
-
     from shapefuzz.cases.corpus import Case
     from shapefuzz.repro import repro_source
 
@@ -92,15 +89,6 @@ def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, p, None, torch_version="2.13.0")))
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(_plant_source())
-    base = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-
-    def run(env):
-        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path)
-
-    planted, clean = run({**base, "PYTHONPATH": str(site)}), run(base)
+    planted, clean = both_ways(script, _plant_source())
     assert planted.returncode == 1 and "BUG" in planted.stdout, planted.stdout + planted.stderr
     assert clean.returncode == 0, clean.stdout + clean.stderr

@@ -7,13 +7,11 @@ the plant loaded by a sitecustomize.py and 0 without."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from _helpers import I, R, inp, prog
+from _helpers import I, R, both_ways, inp, prog
 
 from shapefuzz.cases.corpus import Case
 from shapefuzz.oracles.performance import families, scaling_findings
@@ -138,19 +136,10 @@ def test_repro_exits_1_with_the_plant_and_0_without(planted, tmp_path):
     script.write_text(repro_source(Case(f, program, None, torch_version="2.13.0")))
     text = script.read_text()  # Note [sympy cache]: set before torch imports sympy
     assert text.index('os.environ.setdefault("SYMPY_CACHE_SIZE"') < text.index("import torch")
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text(slow_plants.sitecustomize_source(plant))
     # the script's own setting, not the one this process exports (shapefuzz sets it on import)
-    base = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SYMPY_CACHE_SIZE")}
-
-    def run(env):
-        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
-                              timeout=600, cwd=tmp_path)
-
-    planted = run({**base, "PYTHONPATH": os.pathsep.join([str(site), str(FIXTURES)])})
+    planted, clean = both_ways(script, slow_plants.sitecustomize_source(plant), path=(FIXTURES,),
+                               drop=("SYMPY_CACHE_SIZE",), timeout=600)
     assert planted.returncode == 1 and "Traceback" not in planted.stderr, planted.stdout + planted.stderr
     assert "growth order" in planted.stdout and "BUG" in planted.stdout
-    clean = run(base)
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "growth order" in clean.stdout and "BUG" not in clean.stdout
