@@ -33,7 +33,7 @@ def _table(s: Scaling) -> str:
 
 def _finding(obs: Observation, s: Scaling, kind: str, what: str, ys) -> Finding:
     order = growth_order(s.ns, ys)
-    detail = _table(s) + (f"\n\nhottest torch functions at n = {s.ns[-1]} (cProfile, by own time):\n"
+    detail = _table(s) + (f"\n\nhottest torch functions at n = {s.profile_n or s.ns[-1]} (cProfile, by own time):\n"
                           + s.profile if s.profile else "")
     return Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
                    f"{obs.system}: {what} grows with order {order:.1f} over {s.family} of the "

@@ -4,7 +4,10 @@ program, instead of being saved as found."""
 
 from __future__ import annotations
 
+import time
+
 from shapefuzz import systems
+from shapefuzz.campaign import shrinking
 from shapefuzz.campaign.engine import Campaign, CampaignSettings
 from shapefuzz.campaign.shrinking import Shrinker
 from shapefuzz.ops import get_op
@@ -66,3 +69,46 @@ def test_siblings_take_the_shrunk_program_of_their_bucket(monkeypatch):
     assert all(b.shrunk for b in shape)
     assert len({b.program.dumps() for b in shape}) == 1  # the first one's shrunk program
     assert len([s for s in shrunk if s in {b.finding.key for b in shape}]) == 1, shrunk
+
+
+def _prune_runs(monkeypatch, share: float) -> list[int]:
+    """Evaluations each pruning made, with evaluations of 0.4 s while it prunes, a 2 s shrink
+    budget, and every step of pruning keeping the finding (each candidate is the program
+    itself), so only `tries` and the share stop it."""
+    monkeypatch.setitem(systems.KINDS, "ref", ("tensors",))
+    monkeypatch.setattr(shrinking, "PRUNE_SHARE", share)
+    _plant_narrow(monkeypatch)
+    pruning, runs = [False], []
+    orig = Shrinker._prune
+
+    def counted_prune(self, bug, tries=8):
+        pruning[0] = True
+        runs.append(0)
+        try:
+            orig(self, bug, tries)
+        finally:
+            pruning[0] = False
+
+    def jobs(js):
+        if pruning[0]:
+            time.sleep(0.4)
+            runs[-1] += 1
+        return [run_job(j) for j in js]
+
+    monkeypatch.setattr(Shrinker, "_prune", counted_prune)
+    monkeypatch.setattr(shrinking, "candidates", lambda program: [program])
+    cfg = CampaignSettings((("ref", "default"),), budget_s=600, seed=0,
+                           gen=GenSettings(families=("layout",)), shrink_budget_s=2, max_examples=40)
+    Campaign(cfg, jobs).run()
+    return runs
+
+
+def test_pruning_stops_within_its_share_of_the_shrink_budget(monkeypatch):
+    """Note [prune budget]: each pruning stops after its share of the shrink budget (1 s: the
+    evaluation under way then included, so at most 3 of 0.4 s), where without the share it
+    runs up to 8 evaluations."""
+    share = shrinking.PRUNE_SHARE
+    unbounded = _prune_runs(monkeypatch, 1000.0)
+    assert unbounded and max(unbounded) > 3, unbounded  # the share is what stops it
+    bounded = _prune_runs(monkeypatch, share)
+    assert bounded and max(bounded) <= 3, bounded

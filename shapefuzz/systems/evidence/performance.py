@@ -25,7 +25,8 @@ class Scaling:
     sizes: tuple[int, ...]
     rounds: int
     expected_order: float  # the family's own growth with n (independent copies: 1)
-    profile: str = ""  # the hottest torch functions at the largest n (when it looked superlinear)
+    profile: str = ""  # the hottest torch functions (when it looked superlinear)
+    profile_n: int = 0  # the member profiled (Note [measurement budget] in systems/scaling.py)
 
 
 @declare("performance")
