@@ -49,6 +49,7 @@ from shapefuzz.oracles.base import (
 from shapefuzz.oracles.findings import TORCH_SYSTEMS, Finding, Severity
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.systems.evidence import declare, of, record
+from shapefuzz.systems.evidence.truth import question_replays
 from shapefuzz.systems.observation import Observation, compare_runs
 
 __all__ = ["ORACLE", "SLOWDOWN", "SPEC_PREFIX", "ABEvidence", "ab_findings", "baseline_view", "dropped_wrong_facts",
@@ -285,7 +286,7 @@ def dropped_wrong_facts(eager, cand: Observation, base: Observation) -> list[str
 def _replay_guards(cand, base, undefined, spec, excused=False) -> list[Finding]:
     """`excused`: the baseline rejects its own traced input (Note [the baseline rejects its own
     input]): an input only it rejects is a finding only where the candidate is wrong on it."""
-    recs = list(zip(cand.replays, base.replays)) or list(zip(cand.qreplays, base.qreplays))
+    recs = list(zip(cand.replays, base.replays)) or list(zip(question_replays(cand), question_replays(base)))
     for i, (rc, rb) in enumerate(recs):
         if getattr(rc, "inputs", getattr(rc, "values", None)) != getattr(rb, "inputs", getattr(rb, "values", None)):
             continue  # not the same input (a question replay drawn from other values)

@@ -23,6 +23,7 @@ from enum import StrEnum
 from shapefuzz.oracles.findings import SEVERITIES, Finding, Severity
 from shapefuzz.oracles.forms import ReproForm
 from shapefuzz.program.kinds import KINDS, kind_of
+from shapefuzz.systems.evidence.truth import question_replays
 from shapefuzz.systems.observation import BUG, Observation
 
 __all__ = ["BASELINE", "COMPARES", "CheckInput", "Compares", "Oracle", "all_oracles", "check_all", "finding_names", "get_oracle",
@@ -58,7 +59,7 @@ def _replays_of(finding: Finding, obs: Observation, kind: str):
     index: a replayed input of a tensor program, other values of a question program."""
     if KINDS[kind].has_replay_inputs:
         return obs.replays[finding.replay_index].inputs, None
-    return None, obs.qreplays[finding.replay_index].values
+    return None, question_replays(obs)[finding.replay_index].values
 
 
 class Compares(StrEnum):

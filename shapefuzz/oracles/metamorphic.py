@@ -9,6 +9,8 @@ from shapefuzz.oracles.agreement import signature
 from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.program.metamorphic import ask_map, echo_of
+from shapefuzz.systems.evidence import of
+from shapefuzz.systems.evidence.metamorphic import Echoes
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["metamorphic"]
@@ -17,10 +19,11 @@ ORACLE = "metamorphic"
 
 
 def metamorphic(program, obs: Observation) -> list[Finding]:
-    if obs.outcome.kind in ("crash", "timeout") or not obs.echoes:
+    ev = of(obs, Echoes)
+    if obs.outcome.kind in ("crash", "timeout") or ev is None:
         return []
     base = echo_of("base", obs)
-    for e in obs.echoes:
+    for e in ev.echoes:
         why = _fresh_diff(base, e) if e.label == "fresh" else _redundant_diff(program, base, e)
         if why:
             return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, e.label,

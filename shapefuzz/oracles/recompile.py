@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
+from shapefuzz.systems.evidence import of
+from shapefuzz.systems.evidence.recompile import CallRecord, CallSequence
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["ORACLE", "recompile_behaviour"]
+__all__ = ["ORACLE", "calls_of", "recompile_behaviour"]
 
 ORACLE = "recompile"
 
@@ -38,18 +40,25 @@ _CHECKS = (
 )
 
 
+def calls_of(obs: Observation) -> tuple[CallRecord, ...]:
+    """The compile system's record of each call (Note [typed evidence])."""
+    ev = of(obs, CallSequence)
+    return ev.calls if ev is not None else ()
+
+
 def recompile_behaviour(obs: Observation) -> list[Finding]:
-    if obs.system != "compile" or not obs.calls:
+    calls = calls_of(obs)
+    if obs.system != "compile" or not calls:
         return []
     out = []
     for field, kind, severity, summary in _CHECKS:
-        rec = next((r for r in obs.calls if getattr(r, field)), None)
+        rec = next((r for r in calls if getattr(r, field)), None)
         if rec is None:
             continue
         shapes = ", ".join(str(list(s)) for s in rec.shapes)
         history = "; ".join(f"call {r.index} {[list(s) for s in r.shapes]}: {r.outcome}, "
                             f"{r.new_graphs} new graph(s), ran {list(r.graphs_run)}"
-                            for r in obs.calls[: rec.index + 1])
+                            for r in calls[: rec.index + 1])
         out.append(Finding(
             ORACLE, severity, obs.system, obs.config, kind, f"compile ({obs.config}): {summary}",
             f"call {rec.index} (inputs {shapes}): {getattr(rec, field)}\ncalls: {history}",

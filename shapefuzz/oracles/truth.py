@@ -11,6 +11,7 @@ from shapefuzz.oracles.base import Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.program import Ref
 from shapefuzz.program.questions import FALLBACK, QProgram, truth
+from shapefuzz.systems.evidence.truth import question_replays
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["truth_agreement"]
@@ -104,7 +105,7 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
     if obs.outcome.kind != "ok":
         return []
     asks = program.asks()
-    for i, r in enumerate(obs.qreplays):
+    for i, r in enumerate(question_replays(obs)):
         if not r.accepted:
             continue
         p2 = with_values(program, r.values)
@@ -161,7 +162,7 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
 
 def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1,
        answer: str = "", question: str = "", at: str = "") -> Finding:
-    """`replay`: index into obs.qreplays of the values that show an unsound claim; `answer`: the
+    """`replay`: index into the question replays (evidence.truth) of the values that show an unsound claim; `answer`: the
     claim's answer (a wrong claim is bucketed by the assumption that makes it, when one does:
     Note [root cause bucket]); `question`: the question over the values' expressions, for an
     `expr` torch's sympy already folded to a constant (the assumption was made there); `at`: a

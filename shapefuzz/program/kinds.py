@@ -31,8 +31,9 @@ class ProgramKind:
     load: Callable[[Any], Any]  # JSON object -> program (ProgramError on bad input)
     variants_json: Callable[[Any, int, int], str]  # (program, n, seed) -> a Job's variants
     valid: Callable[[Any, Any], bool]  # (program, eager observation) -> the program is valid
-    #: (system, program, observation) -> the observation with this kind's extra runs
-    extra_runs: Callable[[Any, Any, Any], Any] = lambda system, program, obs: obs
+    #: (system, program, observation) -> the metamorphic oracle's Echo of each extra run of the
+    #: program (recorded as its evidence where the job ends: systems/jobs.py)
+    echoes: Callable[[Any, Any, Any], tuple] = lambda system, program, obs: ()
     has_replay_inputs: bool = True  # a case may hold an input to replay (tensor programs)
     #: the shapefuzz.repro module that writes its cases' scripts ("": the system's family)
     repro_family: str = ""
@@ -78,21 +79,19 @@ def _truth_holds(program, eager) -> bool:
     return truth(program).failed_check is None
 
 
-def _with_echoes(system, program, obs):
+def _echoes(system, program, obs) -> tuple:
     """Metamorphic runs (shapefuzz.program.metamorphic), under the default config only: the same program
     again in a fresh env (with this process's global caches now warm), and with a redundant
     question before each one."""
     if obs.config != "default":
-        return obs
-    from dataclasses import replace
-
+        return ()
     fresh = system.observe(program, "default", [])
     again = system.observe(redundant(program), "default", [])
-    return replace(obs, echoes=(echo_of("fresh", fresh), echo_of("redundant", again)))
+    return echo_of("fresh", fresh), echo_of("redundant", again)
 
 
 KINDS: dict[str, ProgramKind] = {
     "tensors": ProgramKind("tensors", True, _tensor_load, _tensor_variants, _eager_ok),
     "questions": ProgramKind("questions", False, _question_load, _no_variants, _truth_holds,
-                             _with_echoes, has_replay_inputs=False, repro_family="questions"),
+                             _echoes, has_replay_inputs=False, repro_family="questions"),
 }

@@ -34,6 +34,7 @@ from shapefuzz.program.kinds import kind_of
 from shapefuzz.repro import common
 from shapefuzz.repro.forms import Writer, register_writer
 from shapefuzz.systems.evidence import of
+from shapefuzz.systems.evidence.truth import question_replays
 from shapefuzz.systems.jobs import Job, run_job
 
 __all__ = ["SOURCE_ROOT", "WRITER", "Baseline", "baseline_from_flags", "check", "issue", "line_limit", "main"]
@@ -211,7 +212,7 @@ def _show(name: str, o) -> None:
     hows: dict[str, int] = {}
     for d in o.decisions:
         hows[d.how] = hows.get(d.how, 0) + 1
-    acc = "".join("a" if r.accepted else "r" for r in (o.replays or o.qreplays))
+    acc = "".join("a" if r.accepted else "r" for r in (o.replays or question_replays(o)))
     print(f"{name}: {o.system} [{o.config}] {o.outcome.short()}; decisions {hows}; "
           f"{len(o.guards)} guards, {len(o.asserts)} asserts; replays {acc or '-'}; {o.elapsed_s:.3f} s")
 

@@ -33,6 +33,7 @@ import torch._dynamo
 from shapefuzz.program import InputSpec, Program, interp
 from shapefuzz.program.codegen import HEADER, function_source
 from shapefuzz.program.variants import variants
+from shapefuzz.systems import evidence
 from shapefuzz.systems.common import (
     DecisionRecorder,
     capture,
@@ -45,6 +46,7 @@ from shapefuzz.systems.common import (
 from shapefuzz.systems.compile_settings import (
     CHEAP_INDUCTOR,
     CallRecord,
+    CallSequence,
     CompileSettings,
     settings_of,
 )
@@ -240,8 +242,8 @@ class CompileSystem:
         (first, _), records = calls[0], tuple(r for _, r in calls)
         decisions = tuple(rec.decisions)
         if first.kind in ("dde", "constraint") or (first.kind == "error" and first.at_compile):
-            return Observation(self.name, config, first.outcome, decisions, calls=records,
-                               elapsed_s=time.perf_counter() - t0)
+            return evidence.record(Observation(self.name, config, first.outcome, decisions,
+                                               elapsed_s=time.perf_counter() - t0), CallSequence(records))
         replays = []
         bso = toggles(settings_of(config).toggles).backed_size_oblivious
         for specs, (c, _r) in zip(sequence[1:], calls[1:]):
@@ -255,9 +257,9 @@ class CompileSystem:
             outside = "size-oblivious: a new size 0/1 under backed_size_oblivious" if small else ""
             replays.append(ReplayRecord(specs, accepted, ref, c.result, outside))
         facts = facts or {"guards": (), "asserts": (), "replacements": (), "ranges": ()}
-        return Observation(
+        return evidence.record(Observation(
             self.name, config, Outcome("ok"), decisions, facts["guards"], facts["asserts"],
             facts["replacements"], facts["ranges"],
             reference=reference_for(program, program.inputs, first.result, undefined),
-            artifact=first.result, replays=tuple(replays), calls=records,
-            elapsed_s=time.perf_counter() - t0)
+            artifact=first.result, replays=tuple(replays),
+            elapsed_s=time.perf_counter() - t0), CallSequence(records))

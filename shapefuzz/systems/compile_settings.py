@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shapefuzz.systems.evidence.recompile import CallRecord, CallSequence
+
 __all__ = [
     "CHEAP_INDUCTOR",
     "COMPILE_CONFIGS",
@@ -17,6 +19,7 @@ __all__ = [
     "OPT_IN_CONFIGS",
     "TOGGLE_CONFIGS",
     "CallRecord",
+    "CallSequence",
     "CompileSettings",
     "compile_config_names",
     "settings_of",
@@ -123,22 +126,3 @@ def settings_of(name: str) -> CompileSettings:
         raise ValueError(f"unknown compile config {name!r}; known: "
                          f"{', '.join(list(COMPILE_CONFIGS) + list(OPT_IN_CONFIGS))}")
     return s
-
-
-@dataclass(frozen=True, slots=True)
-class CallRecord:
-    """One call of a compiled program in its call sequence (Note [call sequence])."""
-
-    index: int
-    shapes: tuple[tuple[int, ...], ...]
-    outcome: str  # ok | rejected (runtime assert) | dde | constraint | error
-    message: str = ""
-    new_graphs: int = 0  # graphs compiled during this call (0: a cached entry was reused)
-    graphs_run: tuple[int, ...] = ()  # ids of the graphs that ran, in order
-    reuse_violation: str = ""  # a graph ran on inputs its own guards/ranges reject
-    reusable: int = -1  # compiled anyway, though graph <reusable>'s facts accept these inputs
-    reusable_why: str = ""
-    silent_specialization: str = ""  # a mark_dynamic dim pinned to a constant without an error
-    stayed_static: str = ""  # automatic dynamic: a dim seen to vary was compiled static again
-    marked_dynamic: tuple[tuple[int, int], ...] = ()  # (input, dim) marked dynamic for this call
-    guard_failures: tuple[str, ...] = ()  # Dynamo's reasons for recompiling at this call

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from shapefuzz.program import _input_from_json
 from shapefuzz.program.kinds import kind_of, load_program
 from shapefuzz.systems import get_system
-from shapefuzz.systems.evidence import recorded
+from shapefuzz.systems.evidence import record, recorded
+from shapefuzz.systems.evidence.metamorphic import Echoes
 from shapefuzz.systems.observation import Observation
 
 __all__ = ["Job", "run_job"]
@@ -41,8 +42,11 @@ def run_job(job: Job, parsed: dict | None = None) -> Observation:
         obs = reusing(program, job.config, variants, scratch)
     else:
         obs = system.observe(program, job.config, variants)
+    echoes = kind_of(program).echoes(system, program, obs)
+    if echoes:
+        obs = record(obs, Echoes(echoes))
     # Note [typed evidence]: the evidence of oracles no built-in system records (a plugin's)
-    return recorded(program, kind_of(program).extra_runs(system, program, obs))
+    return recorded(program, obs)
 
 
 

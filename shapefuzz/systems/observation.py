@@ -270,12 +270,9 @@ class Observation:
     reference: RunResult | None = None  # eager with those branches forced (Note [branch contract])
     artifact: RunResult | None = None  # the traced artifact on the original inputs
     replays: tuple[ReplayRecord, ...] = ()
-    qreplays: tuple = ()  # question programs: shapefuzz.systems.qreplay.QReplay records
     #: Note [root cause]: the first instruction whose symbolic result, evaluated under the
     #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
     diverges: tuple[str, ...] = ()
-    echoes: tuple = ()  # question programs: shapefuzz.program.metamorphic.Echo of each variant run
-    calls: tuple = ()  # compile: shapefuzz.systems.compile_settings.CallRecord per call
     #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()
@@ -283,8 +280,9 @@ class Observation:
     elapsed_s: float = 0.0
     log: tuple[str, ...] = field(default=())
     #: Note [typed evidence] (shapefuzz.systems.evidence): each oracle's own data, by its name
-    #: (the history oracle's replays: shapefuzz.systems.evidence.history; the performance
-    #: oracle's families scaled by n: shapefuzz.systems.evidence.performance), set by `record`
+    #: (the history oracle's replays: shapefuzz.systems.evidence.history; the truth oracle's
+    #: question replays, the metamorphic oracle's echoes, the recompile oracle's calls, the
+    #: performance oracle's families scaled by n: their modules there), set by `record`
     evidence: Evidence = NO_EVIDENCE
 
 

@@ -10,25 +10,15 @@ assignment under which a claim is false."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import sympy
 
 from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.program.variants import question_variants as qvariants
-from shapefuzz.systems.observation import by_position
+from shapefuzz.systems.evidence.truth import QReplay, QuestionReplays
 
-__all__ = ["QReplay", "qvariants", "replay_questions", "value_under", "with_values"]
-
-
-@by_position
-@dataclass(frozen=True, slots=True)
-class QReplay:
-    values: tuple[int, ...]  # new literal of each backed/unbacked instruction, in order
-    accepted: bool  # every guard and deferred assert holds under these values
-    out_eval: tuple[str, ...]  # each value's expression under the new binding ("" if unknown)
-    why: str = ""
+__all__ = ["QReplay", "QuestionReplays", "qvariants", "replay_questions", "value_under", "with_values"]
 
 
 def with_values(program: QProgram, values: tuple[int, ...]) -> QProgram:

@@ -56,7 +56,7 @@ from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts, sym_str
 from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings, parse
-from shapefuzz.systems.qreplay import qvariants, replay_questions, value_under
+from shapefuzz.systems.qreplay import QuestionReplays, qvariants, replay_questions, value_under
 from shapefuzz.systems.torch_toggles import applied
 
 __all__ = ["ASKERS", "BINOPS", "TorchEnvSystem"]
@@ -98,7 +98,7 @@ class TorchEnvSystem:
             obs = replace(obs, axioms=tuple((at, k, sym_str(e)) for at, k, e in run.axioms),
                           smt=run.checks(program, outcome))
             if outcome.kind == "ok":
-                obs = replace(obs, qreplays=run.replays(program))
+                obs = evidence.record(obs, QuestionReplays(run.replays(program)))
             obs = evidence.record(obs, question_history.replay(
                 program, run.live(), lambda: _Run(ShapeEnv(**cfg.env_kwargs), run.bso)))
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()

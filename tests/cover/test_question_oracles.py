@@ -12,6 +12,9 @@ from shapefuzz.oracles import check_all, config_differential, system_differentia
 from shapefuzz.program import ProgramError, Ref
 from shapefuzz.program.questions import QInstr, QProgram, truth
 from shapefuzz.strategies import qprograms
+from shapefuzz.systems.evidence import of, record
+from shapefuzz.systems.evidence.metamorphic import Echoes
+from shapefuzz.systems.evidence.truth import QuestionReplays
 from shapefuzz.systems.observation import Decision, Observation, Outcome
 
 # v0 = backed(6); v1 = unbacked(3); check(v1 >= 0); ask(guard_or_false, v1 >= 2); v2 = v0 + v1
@@ -126,20 +129,19 @@ def test_check_all_routes_question_programs_to_truth():
 
 
 def test_replay_under_other_values():
-    from dataclasses import replace
 
     from shapefuzz.systems.qreplay import QReplay, qvariants, replay_questions
 
     # guard_or_false(v1 >= 2) claimed True (static) with no guard or assert on v1 >= 2: under
     # v1 = 1 (asserts hold: 1 >= 0) the claim is false -> unsound.
-    o = replace(obs("True", "static"), qreplays=(QReplay((6, 1), True, ("6", "1", "7")),))
+    o = record(obs("True", "static"), QuestionReplays((QReplay((6, 1), True, ("6", "1", "7")),)))
     (f,) = truth_agreement(P, o)
     assert f.kind == "unsound-guards" and "[6, 1]" in f.detail and f.replay_index == 0
     # rejected assignments are not compared
-    o = replace(obs("True", "static"), qreplays=(QReplay((6, 1), False, ("6", "1", "7")),))
+    o = record(obs("True", "static"), QuestionReplays((QReplay((6, 1), False, ("6", "1", "7")),)))
     assert truth_agreement(P, o) == []
     # a value expression that is only right at the traced values
-    o = replace(obs("False", "fallback"), qreplays=(QReplay((4, 3), True, ("4", "3", "9")),))
+    o = record(obs("False", "fallback"), QuestionReplays((QReplay((4, 3), True, ("4", "3", "9")),)))
     (g,) = truth_agreement(P, o)
     assert g.kind == "unsound-value-expr"
     # the replay service itself: a guard u0 >= 2 rejects u0 = 1; duck sizing needs equal values
@@ -155,7 +157,6 @@ def test_replay_under_other_values():
 
 
 def test_metamorphic_oracle():
-    from dataclasses import replace
 
     from shapefuzz.oracles import metamorphic
     from shapefuzz.program.metamorphic import Echo, ask_map, redundant
@@ -166,26 +167,26 @@ def test_metamorphic_oracle():
     base = obs("True", "static")
     same = Echo("fresh", "ok", (("True", "static"),), ("6", "3", "9"))
     red = Echo("redundant", "ok", (("False", "fallback"), ("True", "static")), ("6", "3", "9"))
-    assert metamorphic(P, replace(base, echoes=(same, red))) == []
+    assert metamorphic(P, record(base, Echoes((same, red)))) == []
     # a warm global cache changes an answer in a fresh env
     stale = Echo("fresh", "ok", (("False", "static"),), ("6", "3", "9"))
-    (f,) = metamorphic(P, replace(base, echoes=(stale, red)))
+    (f,) = metamorphic(P, record(base, Echoes((stale, red))))
     assert f.oracle == "metamorphic" and f.kind == "fresh"
     # a redundant question changes a claim into another claim
     flip = Echo("redundant", "ok", (("False", "fallback"), ("False", "static")), ("6", "3", "9"))
-    (g,) = metamorphic(P, replace(base, echoes=(same, flip)))
+    (g,) = metamorphic(P, record(base, Echoes((same, flip))))
     assert g.kind == "redundant"
     # ... but a claim becoming its fallback is allowed
     fb = Echo("redundant", "ok", (("False", "fallback"), ("False", "fallback")), ("6", "3", "9"))
-    assert metamorphic(P, replace(base, echoes=(same, fb))) == []
+    assert metamorphic(P, record(base, Echoes((same, fb)))) == []
 
 
 def test_metamorphic_runs_are_attached_for_default_config():
     from shapefuzz.systems.jobs import Job, run_job
 
     o = run_job(Job(P.dumps(), "ref", "default", "[]"))
-    assert [e.label for e in o.echoes] == ["fresh", "redundant"]
-    assert run_job(Job(P.dumps(), "ref", "all-off", "[]")).echoes == ()
+    assert [e.label for e in of(o, Echoes).echoes] == ["fresh", "redundant"]
+    assert of(run_job(Job(P.dumps(), "ref", "all-off", "[]")), Echoes) is None
 
 
 @pytest.mark.parametrize("kind", ["fresh", "redundant"])
@@ -272,9 +273,9 @@ FOLD = QProgram((QInstr("backed", (2,)), QInstr("binop", ("max", Ref(0), 1)),
 
 
 def _folded(evals=("2", "2"), replays=()):
-    return Observation("torch-env", "no-specialize-zero-one", Outcome("ok"), (Decision("True", "True", "static"),),
-                       (), (), out_exprs=("s0", "s0"), binding=(("s0", 2),), out_eval=evals,
-                       qreplays=replays)
+    return record(Observation("torch-env", "no-specialize-zero-one", Outcome("ok"),
+                              (Decision("True", "True", "static"),), (), (), out_exprs=("s0", "s0"),
+                              binding=(("s0", 2),), out_eval=evals), QuestionReplays(replays))
 
 
 def test_a_claim_over_a_wrong_value_is_the_value_s_finding():
@@ -292,8 +293,8 @@ def test_a_wrong_claim_over_right_values_is_still_the_claim_s_finding():
 
     # the same claim where every operand evaluates right: the claim itself is wrong
     right = QProgram((QInstr("backed", (2,)), QInstr("ask", ("bool", "==", Ref(0), 0))))
-    o = Observation("torch-env", "default", Outcome("ok"), (Decision("Eq(s0, 0)", "True", "static"),),
-                    (), (), out_exprs=("s0",), binding=(("s0", 2),), out_eval=("2",),
-                    qreplays=(QReplay((3,), True, ("3",)),))
+    o = record(Observation("torch-env", "default", Outcome("ok"), (Decision("Eq(s0, 0)", "True", "static"),),
+                           (), (), out_exprs=("s0",), binding=(("s0", 2),), out_eval=("2",)),
+               QuestionReplays((QReplay((3,), True, ("3",)),)))
     kinds = [f.kind for f in truth_agreement(right, o)]
     assert kinds == ["wrong-static"], kinds

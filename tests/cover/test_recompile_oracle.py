@@ -11,7 +11,8 @@ from shapefuzz.oracles.frontends import frontend_differential
 from shapefuzz.oracles.recompile import recompile_behaviour
 from shapefuzz.program import InputSpec, Program
 from shapefuzz.systems import CONFIGS, OPT_IN
-from shapefuzz.systems.compile_settings import TOGGLE_CONFIGS, CallRecord, settings_of
+from shapefuzz.systems.compile_settings import TOGGLE_CONFIGS, CallRecord, CallSequence, settings_of
+from shapefuzz.systems.evidence import record
 from shapefuzz.systems.observation import Observation, Outcome
 
 CLEAN = (CallRecord(0, ((4, 2),), "ok", new_graphs=1, graphs_run=(0,)),
@@ -20,7 +21,7 @@ CLEAN = (CallRecord(0, ((4, 2),), "ok", new_graphs=1, graphs_run=(0,)),
 
 
 def compile_obs(calls, config="default"):
-    return Observation("compile", config, Outcome("ok"), calls=tuple(calls))
+    return record(Observation("compile", config, Outcome("ok")), CallSequence(tuple(calls)))
 
 
 def test_quiet_on_a_clean_call_sequence():
@@ -42,9 +43,9 @@ def test_each_check_fires(field, kind, severity):
 
 
 def test_only_compile_observations():
-    obs = dataclasses.replace(compile_obs(CLEAN), system="make_fx")
-    assert recompile_behaviour(dataclasses.replace(obs, calls=(dataclasses.replace(
-        CLEAN[0], reuse_violation="x"),))) == []
+    obs = dataclasses.replace(compile_obs((dataclasses.replace(CLEAN[0], reuse_violation="x"),)),
+                              system="make_fx")
+    assert recompile_behaviour(obs) == []
 
 
 PROGRAM = Program((InputSpec("x0", "float", (4,), ("dynamic",), (1.0,) * 4),), (), (0,))

@@ -18,6 +18,7 @@ from shapefuzz.program import Ref
 from shapefuzz.program.questions import FALLBACK, QInstr, QProgram, truth
 from shapefuzz.strategies import qprograms
 from shapefuzz.systems import torch_toggles as tt
+from shapefuzz.systems.evidence.truth import question_replays
 from shapefuzz.systems.observation import Observation
 from shapefuzz.systems.torch_env import TorchEnvSystem
 
@@ -407,7 +408,7 @@ def test_a_value_undefined_at_replayed_values_is_unknown_not_a_crash(config):
         {"op": "backed", "args": [2]}, {"op": "unbacked", "args": [0]},
         {"op": "check", "args": [">=", {"v": 1}, 0]}, {"op": "binop", "args": ["%", {"v": 1}, 2]}]})
     obs = TorchEnvSystem().observe(p, config)
-    assert obs.outcome.kind == "ok" and obs.qreplays, obs.outcome
+    assert obs.outcome.kind == "ok" and question_replays(obs), obs.outcome
 
 
 def test_a_value_torch_cannot_build_at_the_program_values_is_unknown():
@@ -452,7 +453,7 @@ def test_memoized_observations_equal_fresh_ones_over_generated_programs():
         for c, a in zip(CONFIGS["torch-env"], shared):
             _memos_cleared()
             assert untimed(a) == untimed(ENV.observe(program, c)), (c, program.dumps())
-        seen.append(sum(len(o.qreplays) for o in shared))
+        seen.append(sum(len(question_replays(o)) for o in shared))
 
     check()
     assert len(seen) == 25 and sum(seen) > 0  # the replays ran: the memo was exercised
@@ -477,7 +478,7 @@ def test_observations_pickle_by_position_and_back_equal():
     p = P(("unbacked", 3), ("backed", 5), ("check", ">=", R(0), 0), ("ask", "guard_or_false", ">=", R(0), R(1)))
     for config in ("default", "agfs=2"):
         obs = observe(p, config)
-        assert obs.decisions and obs.qreplays and "history" in obs.evidence
+        assert obs.decisions and question_replays(obs) and "history" in obs.evidence
         back = pickle.loads(pickle.dumps(obs, protocol=pickle.HIGHEST_PROTOCOL))
         assert back == obs and type(back.decisions[0]) is type(obs.decisions[0])
         assert obs.__getstate__()[0] == obs.system  # the fields in order, not dataclasses' list

@@ -11,6 +11,7 @@ import torch
 import torch._dynamo
 
 from shapefuzz.oracles import check_all
+from shapefuzz.oracles.recompile import calls_of
 from shapefuzz.program import Instr
 from shapefuzz.systems import get_system
 from shapefuzz.systems.graph_facts import GraphLog, _silent_specialization
@@ -43,9 +44,9 @@ def test_strict_unbacked_at_size_one_specializes_silently_in_torch_2_13():
     check sees exactly those calls (and none of the others)."""
     eager, obs = observe(CLEAN, "mark-unbacked-strict")
     assert obs.outcome.kind == "ok"
-    pinned = [r for r in obs.calls if r.silent_specialization]
+    pinned = [r for r in calls_of(obs) if r.silent_specialization]
     assert pinned and all(min(min(s) for s in r.shapes) < 2 for r in pinned), pinned
-    assert all(not r.silent_specialization for r in obs.calls if min(min(s) for s in r.shapes) >= 2)
+    assert all(not r.silent_specialization for r in calls_of(obs) if min(min(s) for s in r.shapes) >= 2)
     keys = [f.key for f in check_all(CLEAN, eager, [obs])]
     assert keys == ["recompile:silent-specialization:compile:mark-unbacked-strict"], keys
 

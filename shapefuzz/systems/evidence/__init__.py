@@ -16,7 +16,9 @@ a system records is declared in a module of this package (one per oracle, torch-
 both sides as the observation record is), named on its oracle (`Oracle.evidence`); evidence an
 oracle makes itself from the observations, or a plugin's, is declared in its own module. Today:
 recorded by systems, `history.HistoryEvidence` (torch-env, make_fx, export),
-`performance.ScalingEvidence` (make_fx) and `specialization.Specialization` (export); made by
+`truth.QuestionReplays` (torch-env), `metamorphic.Echoes` (question programs' jobs),
+`recompile.CallSequence` (compile), `performance.ScalingEvidence` (make_fx) and
+`specialization.Specialization` (export); made by
 their oracle, `shapefuzz.oracles.ab.ABEvidence` (the baseline, recorded on the baseline's
 observations by the A/B pool) and `shapefuzz.oracles.differential.Blame` (the bisection).
 """
