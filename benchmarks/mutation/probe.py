@@ -90,10 +90,9 @@ def observed(o) -> list:
     """Note [observable] for one Observation."""
     # lazy: as this file's other imports
     from shapefuzz.oracles.history import records as history_records
+    from shapefuzz.oracles.metamorphic import echoes_of
     from shapefuzz.oracles.recompile import calls_of
     from shapefuzz.oracles.specialization import specialized
-    from shapefuzz.systems.evidence import of
-    from shapefuzz.systems.evidence.metamorphic import Echoes
     from shapefuzz.systems.evidence.truth import question_replays
 
     return [o.system, o.config, o.outcome.kind, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
@@ -101,7 +100,7 @@ def observed(o) -> list:
             list(o.out_eval), [[d.how, d.answer] for d in o.decisions], len(o.guards), len(o.asserts),
             [[c.oracle, _smt(c.status), c.confirmed] for c in o.smt], len(specialized(o)),
             list(o.fallback_branches), _plain(question_replays(o)),
-            _plain(getattr(of(o, Echoes), "echoes", ())), _plain(history_records(o)), _plain(calls_of(o))]
+            _plain(echoes_of(o)), _plain(history_records(o)), _plain(calls_of(o))]
 
 
 def digest(rows: list) -> str:

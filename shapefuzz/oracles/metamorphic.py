@@ -10,20 +10,26 @@ from shapefuzz.oracles.base import Compares, Oracle, register
 from shapefuzz.oracles.findings import Finding, Severity
 from shapefuzz.program.metamorphic import ask_map, echo_of
 from shapefuzz.systems.evidence import of
-from shapefuzz.systems.evidence.metamorphic import Echoes
+from shapefuzz.systems.evidence.metamorphic import Echo, Echoes
 from shapefuzz.systems.observation import Observation
 
-__all__ = ["metamorphic"]
+__all__ = ["echoes_of", "metamorphic"]
 
 ORACLE = "metamorphic"
 
 
-def metamorphic(program, obs: Observation) -> list[Finding]:
+def echoes_of(obs: Observation) -> tuple[Echo, ...]:
+    """What each variant run said (Note [typed evidence])."""
     ev = of(obs, Echoes)
-    if obs.outcome.kind in ("crash", "timeout") or ev is None:
+    return ev.echoes if ev is not None else ()
+
+
+def metamorphic(program, obs: Observation) -> list[Finding]:
+    echoes = echoes_of(obs)
+    if obs.outcome.kind in ("crash", "timeout") or not echoes:
         return []
     base = echo_of("base", obs)
-    for e in ev.echoes:
+    for e in echoes:
         why = _fresh_diff(base, e) if e.label == "fresh" else _redundant_diff(program, base, e)
         if why:
             return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, e.label,

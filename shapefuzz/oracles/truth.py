@@ -162,9 +162,9 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
 
 def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1,
        answer: str = "", question: str = "", at: str = "") -> Finding:
-    """`replay`: index into the question replays (evidence.truth) of the values that show an unsound claim; `answer`: the
-    claim's answer (a wrong claim is bucketed by the assumption that makes it, when one does:
-    Note [root cause bucket]); `question`: the question over the values' expressions, for an
+    """`replay`: index into the question replays (evidence.truth) of the values that show an
+    unsound claim; `answer`: the claim's answer (a wrong claim is bucketed by the assumption
+    that makes it, when one does: Note [root cause bucket]); `question`: the question over the values' expressions, for an
     `expr` torch's sympy already folded to a constant (the assumption was made there); `at`: a
     wrong value's root-cause bucket (_wrong_at)."""
     folded = question and not any(ch.isalpha() for ch in expr.replace("True", "").replace("False", ""))

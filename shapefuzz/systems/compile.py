@@ -46,10 +46,10 @@ from shapefuzz.systems.common import (
 from shapefuzz.systems.compile_settings import (
     CHEAP_INDUCTOR,
     CallRecord,
-    CallSequence,
     CompileSettings,
     settings_of,
 )
+from shapefuzz.systems.evidence.recompile import CallSequence
 from shapefuzz.systems.graph_facts import (
     GraphLog,
     _mark,

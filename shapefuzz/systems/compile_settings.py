@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shapefuzz.systems.evidence.recompile import CallRecord, CallSequence
+from shapefuzz.systems.evidence.recompile import CallRecord
 
 __all__ = [
     "CHEAP_INDUCTOR",
@@ -19,7 +19,6 @@ __all__ = [
     "OPT_IN_CONFIGS",
     "TOGGLE_CONFIGS",
     "CallRecord",
-    "CallSequence",
     "CompileSettings",
     "compile_config_names",
     "settings_of",

@@ -16,9 +16,9 @@ import sympy
 
 from shapefuzz.program.questions import QInstr, QProgram
 from shapefuzz.program.variants import question_variants as qvariants
-from shapefuzz.systems.evidence.truth import QReplay, QuestionReplays
+from shapefuzz.systems.evidence.truth import QReplay
 
-__all__ = ["QReplay", "QuestionReplays", "qvariants", "replay_questions", "value_under", "with_values"]
+__all__ = ["QReplay", "qvariants", "replay_questions", "value_under", "with_values"]
 
 
 def with_values(program: QProgram, values: tuple[int, ...]) -> QProgram:

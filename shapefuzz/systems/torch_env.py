@@ -54,9 +54,10 @@ from shapefuzz.program.questions import COMPARE, FALLBACK, QInstr, QProgram
 from shapefuzz.systems import evidence, question_history
 from shapefuzz.systems.claims import dde_check, final_backed_ranges, hint_sanity, question_checks
 from shapefuzz.systems.common import classify, expr_str, shape_env_facts, sym_str
+from shapefuzz.systems.evidence.truth import QuestionReplays
 from shapefuzz.systems.observation import Decision, Observation, Outcome, SmtCheck
 from shapefuzz.systems.prover import DEFAULT_SETTINGS, SmtSettings, parse
-from shapefuzz.systems.qreplay import QuestionReplays, qvariants, replay_questions, value_under
+from shapefuzz.systems.qreplay import qvariants, replay_questions, value_under
 from shapefuzz.systems.torch_toggles import applied
 
 __all__ = ["ASKERS", "BINOPS", "TorchEnvSystem"]

@@ -11,8 +11,9 @@ from shapefuzz.oracles.frontends import frontend_differential
 from shapefuzz.oracles.recompile import recompile_behaviour
 from shapefuzz.program import InputSpec, Program
 from shapefuzz.systems import CONFIGS, OPT_IN
-from shapefuzz.systems.compile_settings import TOGGLE_CONFIGS, CallRecord, CallSequence, settings_of
+from shapefuzz.systems.compile_settings import TOGGLE_CONFIGS, CallRecord, settings_of
 from shapefuzz.systems.evidence import record
+from shapefuzz.systems.evidence.recompile import CallSequence
 from shapefuzz.systems.observation import Observation, Outcome
 
 CLEAN = (CallRecord(0, ((4, 2),), "ok", new_graphs=1, graphs_run=(0,)),

@@ -1,7 +1,7 @@
 """The truth oracle's evidence (shapefuzz.oracles.truth; Note [typed evidence]): a question
 program's answers replayed on other values of its symbols (shapefuzz.systems.qreplay), recorded
-by the torch-env system when the program ran; the A/B oracle compares the two
-builds' replays of the same values."""
+by the torch-env system when the program ran; the A/B oracle compares the two builds' replays
+of the same values."""
 
 from __future__ import annotations
 
