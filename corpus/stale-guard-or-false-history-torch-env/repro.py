@@ -48,7 +48,8 @@ def program(earlier):  # earlier(k, ask): how earlier question k is met
     earlier(0, lambda: guard_or_false(c))
     torch._check(v0 >= v3)
     c = v0 >= v3
-    return answer_of(lambda: guard_or_false(c), c, False)
+    answer = answer_of(lambda: guard_or_false(c), c, False)  # the finding's question
+    return answer
 live, fresh = program(asked), program(facts_of)
 print(f"expected (a fresh ShapeEnv, same facts, no earlier question): {fresh}\ngot (live ShapeEnv): {live}")
 bug = fresh[1] and live[0] != fresh[0]

@@ -45,7 +45,8 @@ def program(earlier):  # earlier(k, ask): how earlier question k is met
     earlier(0, lambda: guard_size_oblivious(c))
     torch._check(v0 < 2)
     c = v0 >= 2
-    return answer_of(lambda: guard_size_oblivious(c), c, None)
+    answer = answer_of(lambda: guard_size_oblivious(c), c, None)  # the finding's question
+    return answer
 live, fresh = program(asked), program(facts_of)
 print(f"expected (a fresh ShapeEnv, same facts, no earlier question): {fresh}\ngot (live ShapeEnv): {live}")
 bug = fresh[1] and live[0] != fresh[0]

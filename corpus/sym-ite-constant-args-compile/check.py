@@ -5,6 +5,7 @@ system compile, config default; found with torch 2.13.0+cpu. Exits 1 while the b
 from __future__ import annotations
 import sys
 import re
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from typing import Any
 import sympy
@@ -13,19 +14,15 @@ try: import pkgutil; [pkgutil.resolve_name(name) for name in ('torch.fx.experime
 except (ImportError, AttributeError) as e: sys.exit(print(f"repro.py: this torch ({torch.__version__}) lacks a name it uses ({e}); the repro cannot run here") or 2)
 import torch._dynamo
 import torch.fx.experimental._config
-from torch.utils._sympy.symbol import SymT, symbol_is_type
 from torch.fx.experimental import symbolic_shapes
+from torch.utils._sympy.symbol import SymT, symbol_is_type
 
 print("torch", torch.__version__)
 FX_CONFIG = {}
 DYNAMO_CONFIG = {}
 ENV_KWARGS = {}
 BACKEND = 'eager'
-class SETTINGS:
-    dynamic = None
-    fullgraph = True
-    marks = ''
-    automatic_dynamic = True
+SETTINGS_VALUES = {'dynamic': None, 'fullgraph': True, 'marks': '', 'automatic_dynamic': True}
 CHECK = 'compare'
 TARGET = 0
 DIMS = [['static']]
@@ -332,6 +329,11 @@ def _stayed_static(graphs: list[Graph], specs, first_shapes, s: Any) -> str:
     return ""
 
 
+def settings():
+    """The config's settings, as graph_facts reads them (attributes)."""
+    return SimpleNamespace(**SETTINGS_VALUES)
+
+
 class _Spec:  # what _mark reads of an input spec
     def __init__(self, shape, dims):
         self.shape, self.dims = shape, dims
@@ -394,7 +396,7 @@ def check_call(i, inputs, got, log, new, runs, marked, first, fresh):
     elif CHECK == "silent-specialization":
         why = _silent_specialization(new, marked) if got[0] == "ok" else ""
     else:
-        why = _stayed_static(new, [_Spec(tuple(t.shape), d) for t, d in zip(inputs, DIMS)], first, SETTINGS)
+        why = _stayed_static(new, [_Spec(tuple(t.shape), d) for t, d in zip(inputs, DIMS)], first, settings())
     if why:
         print(f"BUG ({CHECK}): {why}")
         return 1
@@ -409,11 +411,11 @@ def main():
     log = GraphLog(BACKEND)
     torch._dynamo.reset()
     with torch._dynamo.config.patch(**DYNAMO_CONFIG):
-        cf = torch.compile(f, backend=log, fullgraph=SETTINGS.fullgraph, dynamic=SETTINGS.dynamic)
+        cf = torch.compile(f, backend=log, fullgraph=settings().fullgraph, dynamic=settings().dynamic)
         first = [tuple(t.shape) for t in CALLS[0]]
         for i, inputs in enumerate(CALLS):
             args = [t.clone() for t in inputs]
-            marked = _mark(args, [_Spec(tuple(t.shape), d) for t, d in zip(args, DIMS)], SETTINGS.marks)
+            marked = _mark(args, [_Spec(tuple(t.shape), d) for t, d in zip(args, DIMS)], settings().marks)
             n_graphs, n_runs = len(log.graphs), len(log.runs)
             log.call = i
             got = run(cf, args)

@@ -33,6 +33,7 @@ from shapefuzz.oracles.ab import SPEC_PREFIX, ABEvidence, mark
 from shapefuzz.program.kinds import kind_of
 from shapefuzz.repro import common
 from shapefuzz.repro.forms import Writer, register_writer
+from shapefuzz.repro.templates import shapefuzz_replay
 from shapefuzz.systems.evidence import of
 from shapefuzz.systems.evidence.truth import question_replays
 from shapefuzz.systems.jobs import Job, run_job
@@ -119,12 +120,9 @@ def _script(case, torch_version: str) -> str:
              *(common.safe(x, 200) for x in case.program.pretty().splitlines()[:20]))
     data = json.dumps(case.to_json(), sort_keys=True)
     return common.script(
-        common.doc(case, torch_version, lines, signature=True),
-        ["import json", "import sys"],
-        [f"sys.path.insert(0, {SOURCE_ROOT!r})\n",
-         "from shapefuzz.repro.ab import main  # noqa: E402 (shapefuzz from its source folder)\n\n",
-         f"CASE = json.loads({data!r})\n\n",
-         "if __name__ == \"__main__\":\n    sys.exit(main(CASE, sys.argv))\n"], banner=False)
+        common.doc(case, torch_version, lines, signature=True), common.imports_of(shapefuzz_replay),
+        [common.bindings({"SOURCE_ROOT": SOURCE_ROOT, "CASE_JSON": data}) + "\n",
+         common.block(shapefuzz_replay, "ab")], banner=False)
 
 
 # ---- running ------------------------------------------------------------------------------------

@@ -93,8 +93,7 @@ def issue(case, torch_version: str = "", calls=None) -> str:
     if st.env_kwargs:
         parts += [f"env_kwargs = {st.env_kwargs!r}\n", common.block(traced_issue, "shape_env_settings")]
     if s.marks == "program":  # each dim as the program marks it
-        parts += [common.function(calls_issue, "mark"),
-                  f"for args in calls:\n    mark(args, {_marks(case, s.marks)!r})  # the config's marks\n"]
+        parts += [common.bindings({"marks": _marks(case, s.marks)}), common.block(calls_issue, "mark_program")]
     elif s.marks:
         dims = [(i, d) for i, spec in enumerate(p.inputs) for d, k in enumerate(spec.dims) if k != "static"]
         parts += [f"dims = {dims!r}  # (input, dim): the non-static dims\n",
@@ -116,7 +115,7 @@ def issue(case, torch_version: str = "", calls=None) -> str:
     else:
         parts += [common.function(calls_issue, "program_inputs"), common.function(calls_issue, "rejects"),
                   common.block(calls_issue, "unsound_reuse")]
-    imports = ["import sys", *common.imports_of(calls_issue), *common.imports_of(traced_issue)]
+    imports = [*common.imports_of(calls_issue), *common.imports_of(traced_issue)]
     return common.script(common.doc(case, torch_version), imports, parts)
 
 
@@ -128,13 +127,13 @@ def check(case, torch_version: str = "", issue_form: bool = False) -> str:
     subsets = _subsets(p)
     refs = "".join(function_source(p, f"f_ref{k}", frozenset(sub)) + "\n" for k, sub in enumerate(subsets))
     undefined = sorted(p.undefined_outputs())
-    settings = (f"class SETTINGS:\n    dynamic = {s.dynamic!r}\n    fullgraph = {s.fullgraph!r}\n"
-                f"    marks = {s.marks!r}\n    automatic_dynamic = {bool(s.automatic_dynamic)!r}\n")
+    settings = common.bindings({"SETTINGS_VALUES": {"dynamic": s.dynamic, "fullgraph": s.fullgraph, "marks": s.marks,
+                                                     "automatic_dynamic": bool(s.automatic_dynamic)}})
     calls = "CALLS = [\n" + "".join(
         "    " + inputs_source(c, "_").split("=", 1)[1].strip().replace("\n", "\n    ") + ",\n"
         for c in _calls(case)) + "]\n"
     facts_imports, facts = common.module_code(graph_facts)
-    imports, code = common.harness(calls_check)
+    imports, code = common.harness(calls_check, future=True)
     data = [f"FX_CONFIG = {common.fx_switches(case, st.fx)!r}\n", f"DYNAMO_CONFIG = {dict(s.dynamo)!r}\n",
             f"ENV_KWARGS = {st.env_kwargs!r}\n", f"BACKEND = {s.backend!r}\n", settings,
             f"CHECK = {_kind(case)!r}\n", f"TARGET = {max(f.replay_index + 1, 0)!r}\n",
@@ -145,7 +144,7 @@ def check(case, torch_version: str = "", issue_form: bool = False) -> str:
     lines = ("No public torch call shows this finding: it compares the facts of two compiled graphs. "
              "This is the full check (shapefuzz's graph facts, pasted).",) if issue_form else ()
     return common.script(common.doc(case, torch_version, lines, signature=not issue_form),
-                         ["from __future__ import annotations", "import sys", *facts_imports, *imports,
+                         [*imports, *facts_imports,
                           *common.imports_of(traced_issue)], data)
 
 

@@ -11,6 +11,13 @@ imports each one). Two shapes:
 - a *harness* is a whole module pasted below the script's data: its imports go to the script's
   import list, the names it expects from the data are declared under `if TYPE_CHECKING:` (from
   templates/_slots.py), and everything after that declaration is pasted as it is.
+A statement that calls a placeholder, an upper-case name with no arguments (`TRACE()`,
+`PROGRAM()`), stands where generated lines go: the public call that traces the program, or the
+program's own lines, at the placeholder's indentation; a placeholder used as a name (`ASK`,
+`SLOW_CONFIG`) stands where one generated expression goes (a question's call, a value's repr).
+So a writer's strings hold the program's lines and `NAME = value` bindings; what wraps them (a
+function, a loop, a `with`, an `if`, the `if __name__ == "__main__"` of a harness) is template
+code (tests/cover/test_repro_strings.py).
 Templates are addressed by module and function name through `ast`, never by string index, and
 everything taken from a case reaches a script only through codegen (registered op names,
 numbers rendered as numbers) or `safe` (docstring text)."""
@@ -159,57 +166,84 @@ def _source(module: ModuleType) -> tuple[list[str], ast.Module]:
     return _tree(str(module.__file__))
 
 
-def block(module: ModuleType, name: str, trace: str = "") -> str:
+def block(module: ModuleType, name: str, trace: str = "", fill: dict[str, str] | None = None) -> str:
     """The body of template function `name` (Note [repro templates]), dedented, without its
-    docstring and its trailing return; `trace` is written in place of the statement that calls
-    the placeholder `TRACE()` (at its indentation)."""
+    docstring and its trailing return; each placeholder statement replaced by its lines:
+    `trace` for `TRACE()`, `fill[NAME]` for `NAME()`."""
     lines, tree = _source(module)
-    fn = next((n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
-    if fn is None:
-        raise KeyError(f"template {module.__name__} has no block {name!r}")
+    fn = _template_def(module, tree, name)
     body = list(fn.body)
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
     if body and isinstance(body[-1], ast.Return):
         body = body[:-1]
     first, last = body[0].lineno, body[-1].end_lineno
-    chunk = lines[first - 1: last]
-    for stmt in sorted(_trace_statements(fn), key=lambda st: -st.lineno):
-        if not trace:
-            raise ValueError(f"block {name!r} calls TRACE(): pass the call that traces the program")
-        pad = " " * stmt.col_offset
-        chunk[stmt.lineno - first: stmt.end_lineno - first + 1] = [
-            pad + x for x in trace.rstrip("\n").split("\n")]
+    chunk = _filled(lines[first - 1: last], first, fn, {**({"TRACE": trace} if trace else {}), **(fill or {})},
+                    {"TRACE", *(fill or {})})
     return textwrap.dedent("\n".join(chunk)) + "\n"
 
 
-def _trace_statements(fn: ast.FunctionDef) -> list[ast.stmt]:
+def _template_def(module: ModuleType, tree: ast.Module, name: str) -> ast.FunctionDef | ast.ClassDef:
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name), None)
+    if fn is None:
+        raise KeyError(f"template {module.__name__} has no block {name!r}")
+    return fn
+
+
+def _filled(chunk: list[str], first: int, fn: ast.AST, fill: dict[str, str], names: set[str]) -> list[str]:
+    """`chunk` (source lines from line `first`) with each statement of `fn` that calls a
+    placeholder of `names` replaced by its lines from `fill`, at the statement's indentation,
+    and each other use of such a name by its one-line expression."""
+    chunk = list(chunk)
+    statements = _placeholders(fn, names)
+    called = {id(st.value.func) for st in statements}
+    holes = [n for n in ast.walk(fn) if isinstance(n, ast.Name) and n.id in fill and id(n) not in called]
+    for n in sorted(holes, key=lambda n: (-n.lineno, -n.col_offset)):
+        if "\n" in fill[n.id].strip("\n"):
+            raise ValueError(f"placeholder {n.id} stands for one expression: got several lines")
+        line = chunk[n.lineno - first]
+        chunk[n.lineno - first] = line[:n.col_offset] + fill[n.id].strip("\n") + line[n.end_col_offset:]
+    for stmt in sorted(statements, key=lambda st: -st.lineno):
+        name = stmt.value.func.id
+        if name not in fill:
+            raise ValueError(f"template block calls {name}(): pass the lines that stand there")
+        pad = " " * stmt.col_offset
+        chunk[stmt.lineno - first: stmt.end_lineno - first + 1] = [
+            pad + x for x in fill[name].rstrip("\n").split("\n")]
+    return chunk
+
+
+def _placeholders(fn: ast.AST, names: set[str]) -> list[ast.Expr | ast.Assign]:
     return [s for s in ast.walk(fn) if isinstance(s, (ast.Expr, ast.Assign))
             and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name)
-            and s.value.func.id == "TRACE"]
+            and s.value.func.id in names and not s.value.args and not s.value.keywords]
 
 
-def function(module: ModuleType, name: str, docstring: bool = True) -> str:
+def function(module: ModuleType, name: str, docstring: bool = True, fill: dict[str, str] | None = None) -> str:
     """Template function `name` as it is written (a helper the script defines); without its
-    docstring when `docstring` is False (a script near its line limit)."""
+    docstring when `docstring` is False (a script near its line limit); its placeholder
+    statements replaced by `fill` (as in `block`)."""
     lines, tree = _source(module)
-    fn = next(n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == name)
+    fn = _template_def(module, tree, name)
     first = min([fn.lineno] + [d.lineno for d in fn.decorator_list])
-    keep = range(first, fn.end_lineno + 1)
+    chunk = _filled(lines[first - 1: fn.end_lineno], first, fn, fill or {}, set(fill or {}))
     doc = fn.body[0] if fn.body and isinstance(fn.body[0], ast.Expr) \
         and isinstance(fn.body[0].value, ast.Constant) else None
-    if doc is not None and not docstring:
-        keep = [n for n in keep if not doc.lineno <= n <= doc.end_lineno]
-    return "\n".join(lines[n - 1] for n in keep) + "\n"
+    if doc is not None and not docstring:  # the docstring comes before any placeholder
+        chunk = chunk[:doc.lineno - first] + chunk[doc.end_lineno - first + 1:]
+    return "\n".join(chunk) + "\n"
 
 
-def imports_of(module: ModuleType) -> list[str]:
-    """A template's top-level imports, as written (not __future__, not the TYPE_CHECKING ones)."""
+def imports_of(module: ModuleType, future: bool = False) -> list[str]:
+    """A template's top-level imports, as written (not the TYPE_CHECKING ones; its __future__
+    import only with `future`: the templates have it for their declarations, and a script needs
+    it only where it pastes annotated code)."""
     lines, tree = _source(module)
     text = "\n".join(lines)
     out = []
     for n in tree.body:
         if isinstance(n, ast.ImportFrom) and n.module == "__future__":
+            out += [ast.get_source_segment(text, n)] if future else []
             continue
         if isinstance(n, ast.ImportFrom) and n.module == "typing":
             names = [a.name for a in n.names if a.name != "TYPE_CHECKING"]
@@ -228,14 +262,14 @@ def module_code(module: ModuleType) -> tuple[list[str], str]:
     return imports_of(module), "\n".join(lines[head[-1].end_lineno:]).strip("\n") + "\n"
 
 
-def harness(module: ModuleType) -> tuple[list[str], str]:
-    """(imports, code) of a harness template (Note [repro templates])."""
+def harness(module: ModuleType, future: bool = False) -> tuple[list[str], str]:
+    """(imports, code) of a harness template (Note [repro templates]); `future` as imports_of."""
     lines, tree = _source(module)
     start = next((n.end_lineno for n in tree.body
                   if isinstance(n, ast.If) and ast.unparse(n.test) == "TYPE_CHECKING"), None)
     if start is None:
         raise KeyError(f"template {module.__name__} has no `if TYPE_CHECKING:` declaration")
-    return imports_of(module), "\n".join(lines[start:]).strip("\n") + "\n"
+    return imports_of(module, future), "\n".join(lines[start:]).strip("\n") + "\n"
 
 
 # ---- assembly ------------------------------------------------------------------------------------

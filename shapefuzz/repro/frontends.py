@@ -58,7 +58,7 @@ def issue(case, torch_version: str = "") -> str:
              common.function(frontends_issue, "outcome"),
              "sides = [" + ", ".join(f"({s[0] + ':' + s[1]!r}, {n})" for s, n in zip(sides, names)) + "]\n",
              common.block(frontends_issue, "compare_sides")]
-    imports = ["import sys", *common.imports_of(frontends_issue), *common.imports_of(traced_issue)]
+    imports = [*common.imports_of(frontends_issue), *common.imports_of(traced_issue)]
     return common.script(common.doc(case, torch_version), imports, parts)
 
 
@@ -68,7 +68,7 @@ def check(case, torch_version: str = "") -> str:
     data = [function_source(p, "f"), "\n", inputs_source(p.inputs, "inputs"),
             f"DIMS = {[list(s.dims) for s in p.inputs]!r}\n", f"SIDES = {[tuple(s) for s in _sides(case)]!r}\n",
             "\n\n", code]
-    imports = ["import sys", *imports, *common.imports_of(traced_issue)]
+    imports = [*imports, *common.imports_of(traced_issue)]
     return common.script(common.doc(case, torch_version, signature=True), imports, data)
 
 

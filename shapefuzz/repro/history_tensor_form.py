@@ -44,9 +44,7 @@ def issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
              *[common.function(tensor_history, n) for n in ("known_to", "fresh_answer")],
              common.block(template, block, trace_call(case, plan, s, bind=False)),
              common.block(template, "compare")]
-    imports = [*trace_imports(), *common.imports_of(tensor_history), *common.imports_of(template),
-               "from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true, "
-               "guard_size_oblivious, statically_known_false, statically_known_true"]
+    imports = [*trace_imports(), *common.imports_of(tensor_history), *common.imports_of(template)]
     lines = (common.safe(f.detail.split("\n")[0], 600),)
     return common.script(common.doc(case, torch_version, lines, exits=_EXITS), imports, parts)
 

@@ -27,6 +27,7 @@ from shapefuzz.repro.templates import (
     questions_check,
     questions_dde,
     questions_issue,
+    questions_runs,
 )
 from shapefuzz.systems.qreplay import with_values
 
@@ -133,10 +134,9 @@ def _under_config(case, s: common.Settings, lines: list[str]) -> list[str]:
     body = [f"se = ShapeEnv({common.kwargs_text(s.env_kwargs)})", *lines]
     if not s.slow:
         return body
-    config = case.finding.config
-    if not all(ch.isalnum() or ch in "-=:+_" for ch in config):
-        raise ValueError(f"config name {config!r} is not a plain config name")
-    return [f"with applied({config!r}):  # shapefuzz's slow-path patches of torch", *("    " + x for x in body)]
+    text = common.block(questions_issue, "slow_config", fill={"PROGRAM": "\n".join(body),
+                                                              "SLOW_CONFIG": repr(case.finding.config)})
+    return text.rstrip("\n").split("\n")
 
 
 def reduction(case) -> str:
@@ -170,8 +170,9 @@ def _claims(case, torch_version: str, docs: bool) -> str:
         pairs = ", ".join(f"(v{v}, {int(x)})" for v, x in zip(_leaves(p), case.alt_values))
         call = f"replay([{pairs}], {alt!r})"
         body += [f"{call}  # the other values, and the concrete answers there"] if not values else [
-            f"if {call}:  # the other values fit every guard: each value must be its concrete one there",
-            *("    " + x for x in _value_lines(_with_alt(case)))]
+            f"fits = {call}  # the other values, and whether they fit every guard",
+            *common.block(questions_issue, "values_if_fit", fill={"VALUES": "\n".join(_value_lines(_with_alt(case)))})
+            .rstrip("\n").split("\n")]
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
              "wrong, claims = [], []  # what is not the concrete answer; (question, answer) of every claim\n"
              if alt is not None else "wrong = []  # the answers that are not the concrete answer\n",
@@ -204,8 +205,8 @@ def _alt_answers(case) -> list[bool] | None:
 
 
 def _imports(s: common.Settings) -> list[str]:
-    slow = ["from shapefuzz.systems.torch_toggles import applied"] if s.slow else []
-    return ["import sys", *common.imports_of(questions_issue), *slow]
+    """The issue form's imports (a slow-path config's `applied` among them, kept where used)."""
+    return common.imports_of(questions_issue)
 
 
 def _metamorphic(case, torch_version: str) -> str:
@@ -216,9 +217,8 @@ def _metamorphic(case, torch_version: str) -> str:
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     kind = "redundant" if f.kind == "redundant" else "fresh"
     runs = [("program", p)] + ([("with_redundant_questions", redundant(p))] if kind == "redundant" else [])
-    funcs = [f"def {name}():\n    global se\n"
-             + "".join(f"    {x}\n" for x in _under_config(case, s, program_lines(q, backed, RECORD)))
-             for name, q in runs]
+    funcs = [common.function(questions_issue, name, fill={
+        "PROGRAM": "\n".join(_under_config(case, s, program_lines(q, backed, RECORD)))}) for name, q in runs]
     mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))
     second = runs[-1][0]
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)), "answers = []  # per run: (answer, is it a claim) per question\n",
@@ -329,13 +329,12 @@ def history_issue(case, torch_version: str = "", form: ReproForm | None = None) 
     q = _upto(case.program, form.values(case)["QUESTION"])
     mode = q.instrs[-1].args[0]
     lines = program_lines(q, _backed_name(s), EARLIER)
-    lines[-1] = f"return answer_of(lambda: {_MODES[mode].format(c='c')}, c, {FALLBACK[mode]!r})"
-    head = "def program(earlier):  # earlier(k, ask): how earlier question k is met\n    global se\n"
+    lines[-1] = f"answer = answer_of(lambda: {_MODES[mode].format(c='c')}, c, {FALLBACK[mode]!r})  # the finding's question"
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)),
              "added = []  # (guards, asserts) each earlier question added in the live env\n",
              *_leaf_helpers(s, lines),
              *[common.function(questions_history, n) for n in ("asserts", "asked", "facts_of", "answer_of")],
-             head + "".join(f"    {x}\n" for x in _under_config(case, s, lines)),
+             common.function(questions_history, "program", fill={"PROGRAM": "\n".join(_under_config(case, s, lines))}),
              common.block(questions_history, "compare")]
     doc = (*_detail_lines(f.detail, 2), *((note,) if note else ()))
     return common.script(common.doc(case, torch_version, doc),
@@ -398,22 +397,21 @@ def check(case, torch_version: str = "") -> str:
         kind = "redundant" if f.kind == "redundant" else "fresh"
         second = redundant(p) if kind == "redundant" else p
         mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))
-        data += [_main("main", p), _main("main2", second),
-                 f"if __name__ == \"__main__\":\n    sys.exit(metamorphic_main(main, main2, {kind!r}, {mapping!r}))\n"]
+        data += [common.bindings({"KIND": kind, "MAPPING": mapping}), "\n", _main("main", p), _main("main2", second),
+                 common.block(questions_runs, "metamorphic")]
     else:
         tail = []
         alt = _alt_answers(case)
         if alt is not None:
             tail = [f"replay({[int(x) for x in case.alt_values]!r}, {alt!r})"]
-        data += [_main("main", p, tail), "if __name__ == \"__main__\":\n    sys.exit(truth_main(main))\n"]
-    return common.script(common.doc(case, torch_version, signature=True), ["import sys", *imports], data,
-                         banner=False)
+        data += [_main("main", p, tail), common.block(questions_runs, "truth")]
+    return common.script(common.doc(case, torch_version, signature=True),
+                         [*imports, *common.imports_of(questions_runs)], data, banner=False)
 
 
 def _main(name: str, p: QProgram, tail: list[str] = ()) -> str:
-    body = program_lines(p) + list(tail)
-    return (f"def {name}(env_kwargs):\n    global se\n    se = ShapeEnv(**env_kwargs)\n"
-            + "".join(f"    {x}\n" for x in body) + "\n\n")
+    """main / main2 of check.py: the program in a ShapeEnv of the given settings."""
+    return common.function(questions_runs, name, fill={"PROGRAM": "\n".join(program_lines(p) + list(tail))}) + "\n\n"
 
 
 WRITER = register_writer(Writer("questions", issue, check, line_limit, reduction, issue_cuts))  # Note [repro forms]

@@ -24,6 +24,7 @@ from shapefuzz.oracles import check_all
 from shapefuzz.oracles.base import Compares
 from shapefuzz.repro import common
 from shapefuzz.repro.forms import Writer, register_writer
+from shapefuzz.repro.templates import shapefuzz_replay
 
 __all__ = ["WRITER", "check", "issue", "line_limit", "replay_ref_finding"]
 
@@ -48,10 +49,9 @@ def _script(case, torch_version: str, issue_form: bool) -> str:
              "(Note [confirming ref findings] in shapefuzz/repro/ref.py).")
     data = json.dumps(case.to_json(), sort_keys=True)
     return common.script(
-        common.doc(case, torch_version, lines, signature=True),
-        ["import json", "import sys", "from shapefuzz.repro.ref import replay_ref_finding"],
-        [f"CASE = json.loads({data!r})\n\n",
-         "if __name__ == \"__main__\":\n    sys.exit(replay_ref_finding(CASE))\n"], banner=False)
+        common.doc(case, torch_version, lines, signature=True), common.imports_of(shapefuzz_replay),
+        [common.bindings({"CASE_JSON": data}) + "\n", common.block(shapefuzz_replay, "ref")],
+        banner=False)
 
 
 def replay_ref_finding(case_json: dict) -> int:

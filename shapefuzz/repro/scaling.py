@@ -38,10 +38,9 @@ def issue(case, torch_version: str = "") -> str:
     parts = [function_source(p, "f"), common.inputs_line(p.inputs), rule, *copied, code]
     # the program's own names (guard_or_true ...) come with the traced form's imports; the script
     # keeps the ones its code uses
-    imports = ["import torch", *imports, *common.imports_of(traced_issue)]
+    imports = [*imports, *common.imports_of(traced_issue)]
     # before torch imports sympy: the campaign measured with that cache (Note [sympy cache])
-    head += (f"import os\nos.environ.setdefault(\"SYMPY_CACHE_SIZE\", {SYMPY_CACHE_SIZE!r})"
-             "  # as shapefuzz measures: a 1000-entry cache thrashes on large families\n")
+    head += common.bindings({"SYMPY_CACHE_SIZE": SYMPY_CACHE_SIZE}) + common.block(scaling_issue, "sympy_cache")
     return common.script(head, imports, ["\n".join(x.rstrip("\n") + "\n" for x in parts)])
 
 

@@ -64,9 +64,12 @@ def issue(case, torch_version: str = "", form: ReproForm | None = None) -> str:
                                  [*trace_imports(), *common.imports_of(traced_dde)], parts)
         parts.append(common.block(traced_issue, "raises", trace_call(case, plan, s, bind=False)))
         return common.script(common.doc(case, torch_version, lines), trace_imports(), parts)
-    parts.append(common.block(traced_issue, "trace", trace_call(case, plan, s)))
-    if form is not None:  # the oracle's own check of the artifact (Note [repro forms]): its `check` block
-        template = template_of(form)
+    template = template_of(form) if form is not None else None
+    # a form's template may trace on its own terms: the specialization form's export may raise the
+    # constraint violation its contract asks for
+    traced_by = template if template is not None and hasattr(template, "trace") else traced_issue
+    parts.append(common.block(traced_by, "trace", trace_call(case, plan, s)))
+    if template is not None:  # the oracle's own check of the artifact (Note [repro forms]): its `check` block
         parts += [common.bindings(form.values(case)), common.block(template, "check")]
         return common.script(common.doc(case, torch_version, lines), [*trace_imports(), *common.imports_of(template)],
                              parts)

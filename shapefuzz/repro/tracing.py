@@ -40,7 +40,7 @@ def plan_of(case) -> Plan:
 
 
 def trace_imports() -> list[str]:
-    return ["import sys", *common.imports_of(traced_issue)]
+    return common.imports_of(traced_issue)
 
 
 def trace_setup(case, plan: Plan, s: common.Settings) -> list[str]:

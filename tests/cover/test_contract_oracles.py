@@ -179,3 +179,28 @@ def test_silent_specialization_is_written_by_its_oracles_form():
     assert choose(case).form.name == "specialization" and choose(case).writer.name == "traced"
     assert "\nDECLARED = [[0]]\n" in src and "ep = export(" in src and "BUG: input {i} dim {d}" in src
     assert check_source(case) == src and len(src.splitlines()) <= line_limit(case)
+
+
+#: the plant of no_constraint_violation, as lines a script runs before its own
+_LENIENT = ("import contextlib\nimport torch._export.non_strict_utils as nsu\nimport torch.export._trace as trace\n"
+            "real = nsu.produce_guards_and_solve_constraints\n"
+            "def lenient(*a, **k):\n    with contextlib.suppress(Exception):\n        return real(*a, **k)\n"
+            "trace.produce_guards_and_solve_constraints = lenient\n"
+            "nsu._constrain_user_specified_dimhint_range = lambda *a, **k: None\n")
+
+
+def test_silent_specialization_repro_exits_1_with_the_plant_and_0_without(tmp_path):
+    """As shipped, export raises the constraint violation the contract asks for: the form exits 0
+    (it once exited 1 on that traceback); with the plant the dim comes out constant: exit 1."""
+    from shapefuzz.cases.corpus import Case
+    from shapefuzz.repro import repro_source
+
+    with no_constraint_violation():
+        eager, obs = observe(PINNED, n=2)
+    f = next(f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization")
+    src = repro_source(Case(f, PINNED, None))
+    for name, prefix, want in (("clean.py", "", 0), ("planted.py", _LENIENT, 1)):
+        (tmp_path / name).write_text(prefix + src)
+        r = subprocess.run([sys.executable, str(tmp_path / name)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == want, (name, r.stdout + r.stderr[-2000:])
+        assert ("BUG" in r.stdout) == bool(want) and ("OK: export raised a constraint violation" in r.stdout) == (not want)

@@ -36,6 +36,7 @@ DIM_KIND: str
 SMALL_STATIC: bool
 BACKEND: str
 SETTINGS: Any
+SETTINGS_VALUES: dict[str, Any]  # compile check.py: the config's settings, read as SETTINGS
 
 
 # a tensor history finding (templates/traced_history.py): the question, its asker, the live answer
@@ -58,7 +59,12 @@ leaves: list
 facts: list  # spurious-DDE repros: what the program told torch (sympy)
 c: Any  # question repros: the condition of the last question asked
 added: list  # history repros: the facts each earlier question added in the live run
-program: Callable[..., Any]  # history repros: the program, given how an earlier question is met
+answer: Any  # history repros: the finding's question's (answer, is it a claim), set by the program's lines
+PROGRAM: Callable[[], None]  # a placeholder: the program's lines stand where it is called
+VALUES: Callable[[], None]  # a placeholder: the value checks under the other values
+fits: bool  # question repros: the other values fit every guard
+truth_main: Callable[..., int]  # question check.py (templates/questions_check.py)
+metamorphic_main: Callable[..., int]
 side: list  # spurious-DDE repros: z3 side conditions (divisors != 0)
 Z3: dict[str, Callable[..., Any]]  # spurious-DDE repros: sympy function name -> z3
 SLOW_CONFIG: str
@@ -84,9 +90,13 @@ ran: list[tuple[int, int]]
 call: int
 undefined: set[int]
 dims: list[tuple[int, int]]
+# the forms that replay a case with shapefuzz (templates/shapefuzz_replay.py)
+CASE_JSON: str
+SOURCE_ROOT: str
 # performance findings (shapefuzz/repro/scaling.py): the family and the rule, and the copied
 # measuring functions
 NS: tuple[int, ...]
+SYMPY_CACHE_SIZE: str
 ROUNDS: int
 EXPECTED: float
 MARGIN: float

@@ -8,6 +8,7 @@ recompile checks of Note [graph facts]."""
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import torch
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
         ENV_KWARGS,
         FX_CONFIG,
         REFS,
-        SETTINGS,
+        SETTINGS_VALUES,
         TARGET,
         UNDEFINED,
         GraphLog,
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
         f,
         facts_reject,
     )
+
+
+def settings():
+    """The config's settings, as graph_facts reads them (attributes)."""
+    return SimpleNamespace(**SETTINGS_VALUES)
 
 
 class _Spec:  # what _mark reads of an input spec
@@ -100,7 +106,7 @@ def check_call(i, inputs, got, log, new, runs, marked, first, fresh):
     elif CHECK == "silent-specialization":
         why = _silent_specialization(new, marked) if got[0] == "ok" else ""
     else:
-        why = _stayed_static(new, [_Spec(tuple(t.shape), d) for t, d in zip(inputs, DIMS)], first, SETTINGS)
+        why = _stayed_static(new, [_Spec(tuple(t.shape), d) for t, d in zip(inputs, DIMS)], first, settings())
     if why:
         print(f"BUG ({CHECK}): {why}")
         return 1
@@ -115,11 +121,11 @@ def main():
     log = GraphLog(BACKEND)
     torch._dynamo.reset()
     with torch._dynamo.config.patch(**DYNAMO_CONFIG):
-        cf = torch.compile(f, backend=log, fullgraph=SETTINGS.fullgraph, dynamic=SETTINGS.dynamic)
+        cf = torch.compile(f, backend=log, fullgraph=settings().fullgraph, dynamic=settings().dynamic)
         first = [tuple(t.shape) for t in CALLS[0]]
         for i, inputs in enumerate(CALLS):
             args = [t.clone() for t in inputs]
-            marked = _mark(args, [_Spec(tuple(t.shape), d) for t, d in zip(args, DIMS)], SETTINGS.marks)
+            marked = _mark(args, [_Spec(tuple(t.shape), d) for t, d in zip(args, DIMS)], settings().marks)
             n_graphs, n_runs = len(log.graphs), len(log.runs)
             log.call = i
             got = run(cf, args)

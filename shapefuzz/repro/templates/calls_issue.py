@@ -78,16 +78,18 @@ def mark_unbacked_strict(calls, dims):
             torch._dynamo.decorators.mark_unbacked(args[i], d, strict=True)
 
 
-def mark(args, marks):
-    """The config's marks on a call's inputs, per dim (size 0/1 dims are not marked dynamic)."""
-    for t, kinds in zip(args, marks):
-        for d, kind in enumerate(kinds):
-            if kind == "static":
-                torch._dynamo.mark_static(t, d)
-            elif kind == "dynamic" and t.shape[d] >= 2:
-                torch._dynamo.mark_dynamic(t, d)
-            elif kind == "unbacked":
-                torch._dynamo.decorators.mark_unbacked(t, d)
+def mark_program(calls, marks):
+    """program: each dim as the program marks it, every call (size 0/1 dims are not marked
+    dynamic)."""
+    for args in calls:
+        for t, kinds in zip(args, marks):
+            for d, kind in enumerate(kinds):
+                if kind == "static":
+                    torch._dynamo.mark_static(t, d)
+                elif kind == "dynamic" and t.shape[d] >= 2:
+                    torch._dynamo.mark_dynamic(t, d)
+                elif kind == "unbacked":
+                    torch._dynamo.decorators.mark_unbacked(t, d)
 
 
 def agree(want, got):

@@ -14,7 +14,7 @@ import torch
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 if TYPE_CHECKING:
-    from shapefuzz.repro.templates._slots import added, program, se
+    from shapefuzz.repro.templates._slots import PROGRAM, added, answer, se
 
 
 def asserts():
@@ -52,3 +52,9 @@ def compare():
     print("BUG: the live answer depends on the questions asked before it, not only on the facts"
           if bug else "OK: the live env answers as sharply as a fresh one")
     sys.exit(1 if bug else 0)
+
+
+def program(earlier):  # earlier(k, ask): how earlier question k is met
+    global se
+    PROGRAM()  # (under a slow-path config, in its `with`: the finding's question too)
+    return answer

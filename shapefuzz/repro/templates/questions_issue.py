@@ -25,8 +25,20 @@ from torch.fx.experimental.symbolic_shapes import (
 )
 from torch.utils._sympy.symbol import SymT, symbol_is_type
 
+from shapefuzz.systems.torch_toggles import applied
+
 if TYPE_CHECKING:
-    from shapefuzz.repro.templates._slots import TRACE, answers, claims, se, wrong
+    from shapefuzz.repro.templates._slots import (
+        PROGRAM,
+        SLOW_CONFIG,
+        TRACE,
+        VALUES,
+        answers,
+        claims,
+        fits,
+        se,
+        wrong,
+    )
 
 #: every name a generated script may import from this template's imports
 IMPORTED = (ShapeEnv, GuardOnDataDependentSymNode, guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false, statically_known_true,
@@ -151,3 +163,26 @@ def two_runs(first, second, kind, mapping):
             print(f"BUG: question {k} is answered differently in the {kind} run")
             sys.exit(1)
     print(f"OK: the {kind} run answers alike")
+
+
+def slow_config():
+    """A slow-path config: the program under shapefuzz's patches of torch (its one shapefuzz
+    import), as the campaign ran it."""
+    with applied(SLOW_CONFIG):  # shapefuzz's slow-path patches of torch
+        PROGRAM()
+
+
+def values_if_fit():
+    """The other values' check of every computed value, where they fit every guard."""
+    if fits:  # the other values fit every guard: each value must be its concrete one there
+        VALUES()
+
+
+def program():  # the program (metamorphic findings: its first run)
+    global se
+    PROGRAM()
+
+
+def with_redundant_questions():  # the program with a statically_known_true before every question
+    global se
+    PROGRAM()

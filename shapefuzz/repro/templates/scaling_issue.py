@@ -24,6 +24,15 @@ from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 IMPORTED = (cProfile, io, math, pstats, time, LocalSource, FakeTensorMode, make_fx, DimDynamic, ShapeEnv,
             StatelessSymbolicContext, insert_deferred_runtime_asserts)
 
+
+def sympy_cache():
+    """At the script's top, before torch imports sympy: the cache size shapefuzz measures with
+    (a 1000-entry cache thrashes on large families; Note [sympy cache])."""
+    import os
+
+    os.environ.setdefault("SYMPY_CACHE_SIZE", SYMPY_CACHE_SIZE)  # as shapefuzz measures (large families)
+
+
 if TYPE_CHECKING:
     from shapefuzz.repro.templates._slots import (
         DIMS,
@@ -33,6 +42,7 @@ if TYPE_CHECKING:
         MARGIN,
         NS,
         ROUNDS,
+        SYMPY_CACHE_SIZE,
         f,
         growth_order,
         hottest,

@@ -14,10 +14,21 @@ import unittest.mock
 from typing import TYPE_CHECKING
 
 from torch.fx.experimental import symbolic_shapes as ss
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, ShapeEnv
+from torch.fx.experimental.symbolic_shapes import (
+    GuardOnDataDependentSymNode,
+    ShapeEnv,
+    guard_or_false,
+    guard_or_true,
+    guard_size_oblivious,
+    statically_known_false,
+    statically_known_true,
+)
 
 if TYPE_CHECKING:
     from shapefuzz.repro.templates._slots import ASK, EXPR, LIVE, TRACE, fresh_answer, known_to
+
+#: the public calls ASK names (history_tensor_form.ASKERS): the script imports the one it uses
+ASKERS = (guard_or_false, guard_or_true, guard_size_oblivious, statically_known_false, statically_known_true)
 
 
 def fallbacks():
