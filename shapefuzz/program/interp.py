@@ -18,19 +18,48 @@ from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import Branch
 from shapefuzz.program import InputSpec, Program, Ref
 
-__all__ = ["TORCH_DTYPES", "make_inputs", "make_tensor", "program_fn", "recording", "run"]
+__all__ = ["TORCH_DTYPES", "RecordedEnv", "make_inputs", "make_tensor", "program_fn", "recording", "run"]
 
 # Note [root cause]: the environments of the runs made while `recording()` is active (the
 # values of every instruction, inputs first), so a tracing system can say which instruction's
 # symbolic shape first differs from eager's; an exception raised by an instruction carries
 # `shapefuzz_at = (position, op name)`
-_RECORDS: list[list] | None = None
+_RECORDS: list[RecordedEnv] | None = None
+
+
+class RecordedEnv(list):
+    """A recorded run's environment, and in `then` each value's symbolic size as torch held it
+    when the value was made (Note [root cause at the time])."""
+
+    __slots__ = ("then",)
+
+    def __init__(self, values: list) -> None:
+        super().__init__(values)
+        self.then = [_now(v) for v in values]
+
+    def add(self, outs: list | tuple) -> None:
+        self.extend(outs)
+        self.then.extend(_now(v) for v in outs)
+
+
+# Note [root cause at the time]: a SymInt's `node.expr` reads the ShapeEnv's replacements as they
+# are when it is read. A check made later in the trace (torch's own, inside an op: infer_size's
+# `s0 == u0`) may replace a symbol an earlier value's size holds, and where that replacement is
+# wrong the earlier value would read wrong under the final replacements although it was right
+# when made: the first wrong instruction would be the first user of the symbol, not the one after
+# the check. So a recorded run keeps each value's expression as it stood then.
+def _now(v: Any) -> Any:
+    if isinstance(v, torch.SymInt):
+        return v.node.expr
+    if isinstance(v, torch.Tensor):
+        return tuple(s.node.expr if isinstance(s, torch.SymInt) else int(s) for s in v.shape)
+    return v
 
 
 class recording:
     """Collects the environment of every `run` made while active (nested use not supported)."""
 
-    def __enter__(self) -> list[list]:
+    def __enter__(self) -> list[RecordedEnv]:
         global _RECORDS
         _RECORDS = []
         return _RECORDS
@@ -72,6 +101,7 @@ def run(
     env = list(inputs)
     # is_dynamo_compiling, not is_compiling: non-strict export sets the latter while it traces
     if _RECORDS is not None and not torch.compiler.is_dynamo_compiling():  # strict export: not traced
+        env = RecordedEnv(inputs)
         _RECORDS.append(env)
     for pos, ins in enumerate(program.instrs):
         try:
@@ -85,7 +115,10 @@ def run(
             raise
         if len(outs) != ins.n_out:
             raise ValueError(f"{ins.op} produced {len(outs)} values, program binds {ins.n_out}")
-        env.extend(outs)
+        if isinstance(env, RecordedEnv):
+            env.add(outs)
+        else:
+            env.extend(outs)
     return env
 
 

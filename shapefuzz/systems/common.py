@@ -174,10 +174,12 @@ def sym_str(e: Any) -> str:
 
 
 def expr_str(e: Any) -> str:
+    """A value's symbolic size as text: a SymInt, a tensor's shape, or the expression (a tuple of
+    dims: a shape as recorded, Note [root cause at the time])."""
     if isinstance(e, torch.SymInt):
         return sym_str(e.node.expr)
-    if isinstance(e, torch.Tensor):
-        return "[" + ", ".join(expr_str(s) for s in e.shape) + "]"
+    if isinstance(e, (torch.Tensor, tuple)):
+        return "[" + ", ".join(expr_str(s) for s in (e.shape if isinstance(e, torch.Tensor) else e)) + "]"
     return sym_str(e)
 
 
@@ -185,13 +187,14 @@ def eval_exprs(vals: list[Any], binding: dict[sympy.Symbol, int]) -> tuple[str, 
     """Each output's shape (or SymInt value) evaluated under the binding, as text."""
 
     def one(x: Any) -> str:
-        if isinstance(x, torch.SymInt):
-            r = sympy.sympify(sympy.sympify(x.node.expr).xreplace(binding))
+        if isinstance(x, (torch.SymInt, sympy.Expr)):  # a SymInt, or its expression as recorded
+            r = sympy.sympify(sympy.sympify(x.node.expr if isinstance(x, torch.SymInt) else x).xreplace(binding))
             return str(int(r)) if r.is_Integer else ""
         if isinstance(x, int):
             return str(x)
-        if isinstance(x, torch.Tensor):
-            parts = [one(s) if isinstance(s, torch.SymInt) else str(int(s)) for s in x.shape]
+        if isinstance(x, (torch.Tensor, tuple)):  # a shape, or a shape's dims as recorded
+            dims = x.shape if isinstance(x, torch.Tensor) else x
+            parts = [one(s) if isinstance(s, (torch.SymInt, sympy.Expr)) else str(int(s)) for s in dims]
             return "" if "" in parts else "[" + ", ".join(parts) + "]"
         return ""
 
