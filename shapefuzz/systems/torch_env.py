@@ -96,14 +96,43 @@ class TorchEnvSystem:
             run = _Run(ShapeEnv(**cfg.env_kwargs), bool(fxx.backed_size_oblivious))
             outcome = run.execute(program)
             obs = run.observation(self.name, config, outcome)
-            obs = replace(obs, axioms=tuple((at, k, sym_str(e)) for at, k, e in run.axioms),
-                          smt=run.checks(program, outcome))
-            if outcome.kind == "ok":
-                obs = evidence.record(obs, QuestionReplays(run.replays(program)))
+            obs = replace(obs, axioms=tuple((at, k, sym_str(e)) for at, k, e in run.axioms))
+            smt, replays = _SAME_RUN.evidence(program, obs, lambda: (
+                run.checks(program, outcome), run.replays(program) if outcome.kind == "ok" else None))
+            obs = replace(obs, smt=smt)
+            if replays is not None:
+                obs = evidence.record(obs, QuestionReplays(replays))
             obs = evidence.record(obs, question_history.replay(
                 program, run.live(), lambda: _Run(ShapeEnv(**cfg.env_kwargs), run.bso)))
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
         return replace(obs, elapsed_s=time.perf_counter() - t0, log=log)
+
+
+class _SameRun:
+    """Note [one analysis per run state]: a program's runs under torch-env's configs mostly end
+    in the same state (14% distinct over 150 generated programs under the 16 default configs):
+    the same answers, facts, ranges and values. The z3 checks of the answers and the replays of
+    the guards under other values read only that state (as text-equal sympy), so a config whose
+    run ends where an earlier config's did reuses their result. The history replays run torch
+    again under the config's own patches, so they are never reused. One program at a time: the
+    configs of a program are observed one after another."""
+
+    def __init__(self) -> None:
+        self.program = ""
+        self.seen: dict[tuple, tuple] = {}
+
+    def evidence(self, program: QProgram, obs: Observation, compute) -> tuple:
+        text = program.dumps()
+        if text != self.program:
+            self.program, self.seen = text, {}
+        key = (obs.outcome, obs.decisions, obs.guards, obs.asserts, obs.replacements, obs.ranges,
+               obs.out_exprs, obs.binding, obs.out_eval, obs.axioms)
+        if key not in self.seen:
+            self.seen[key] = compute()
+        return self.seen[key]
+
+
+_SAME_RUN = _SameRun()
 
 
 def raiser(ins: QInstr) -> str:
