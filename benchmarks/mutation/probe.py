@@ -19,7 +19,7 @@ mutant (the code before that statement is the original), so a mutant runs only t
 that reach it, and one that no program reaches is "unreached" without a run at all.
 
 Note [observable]: what a mutant must change to count. Per program: for every job (eager, then
-each system) the outcome kind and exception type, the outputs on the traced input and on every
+each system) the outcome status and exception type, the outputs on the traced input and on every
 replayed input (accepted or not, and what the artifact returned), the symbolic outputs evaluated
 under the binding, each decision's kind and answer, the number of guards and asserts, each z3
 verdict the system recorded (sat / unsat / deserved / undecided, confirmed or not), and the
@@ -95,7 +95,7 @@ def observed(o) -> list:
     from shapefuzz.oracles.specialization import specialized
     from shapefuzz.systems.evidence.truth import question_replays
 
-    return [o.system, o.config, o.outcome.kind, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
+    return [o.system, o.config, o.outcome.status, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
             [[r.accepted, bool(r.outside), _run(r.reference), _run(r.artifact)] for r in o.replays],
             list(o.out_eval), [[d.how, d.answer] for d in o.decisions], len(o.guards), len(o.asserts),
             [[c.oracle, _smt(c.status), c.confirmed] for c in o.smt], len(specialized(o)),

@@ -192,7 +192,7 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
     not trace (a DDE, an error, a timeout) never got as far: it shows nothing about what the candidate traced beyond
     it, so that is the candidate's one-torch finding, not a regression (AB6, seed 331: 2.14.1
     fixed a DDE at a torch.cond, then met row 2's squeeze, which 2.13.0 never reached)."""
-    if cand.outcome.kind == "ok" and base.outcome.kind != "ok":
+    if cand.outcome.status == "ok" and base.outcome.status != "ok":
         return []
     mine, theirs = _wrong(program, eager, cand, undefined), _wrong(program, eager, base, undefined)
     out = []
@@ -206,7 +206,7 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
 
 
 def _lost(cand, base, spec) -> list[Finding]:
-    if cand.outcome.kind == "dde" and base.outcome.kind == "ok":
+    if cand.outcome.status == "dde" and base.outcome.status == "ok":
         return [_finding("lost-precision", Severity.MEDIUM, cand, f"candidate {cand.system} raises a "
                          "data-dependent error where the baseline traces",
                          f"candidate: {cand.outcome.short()}\nbaseline: ok", spec, "dde",
@@ -277,7 +277,7 @@ def dropped_wrong_facts(eager, cand: Observation, base: Observation) -> list[str
     """The baseline's facts its own traced input fails that the candidate does not have, on a
     program eager (or the question program's own values: `eager` None) accepts. Only the facts
     the candidate lacks are evaluated: on most programs both builds have the same, and none is."""
-    if eager is not None and eager.outcome.kind != "ok":
+    if eager is not None and eager.outcome.status != "ok":
         return []
     missing = sorted(set(_facts(base)) - set(_facts(cand)))
     return self_refuted(base, missing) if missing else []
@@ -330,7 +330,7 @@ def _z3_guards(cand, base, spec, wrong_facts=()) -> list[Finding]:
     guards accept, so critical. `wrong_facts`: baseline facts its own input fails, left out
     (Note [the baseline rejects its own input])."""
     fc, fb = _facts(cand), [g for g in _facts(base) if g not in wrong_facts]
-    if fc == fb or not fb or cand.outcome.kind != "ok" or base.outcome.kind != "ok":
+    if fc == fb or not fb or cand.outcome.status != "ok" or base.outcome.status != "ok":
         return []
     rc, rb = _renaming(cand), _renaming(base)
     if sorted((rc.get(n, n), v) for n, v in cand.binding) != sorted((rb.get(n, n), v) for n, v in base.binding):
@@ -379,7 +379,7 @@ def _false_claim(cand, ren: dict[str, str], values: dict[str, int]) -> str:
 def slower(cand: Observation, base: Observation) -> bool:
     """The slowdown rule: SLOWDOWN x the baseline's time and SLOW_MIN_S more, same outcome."""
     c, b = cand.elapsed_s, base.elapsed_s
-    return cand.outcome.kind == base.outcome.kind and c > SLOWDOWN * b and c - b >= SLOW_MIN_S
+    return cand.outcome.status == base.outcome.status and c > SLOWDOWN * b and c - b >= SLOW_MIN_S
 
 
 def _slowdown(cand, base, spec) -> list[Finding]:
@@ -408,13 +408,13 @@ def ab_findings(c: CheckInput) -> list[Finding]:
 def improvements(program, eager, cand: Observation, base: Observation) -> list[str]:
     """What the candidate decides that the baseline did not, where the candidate agrees with
     eager (listed in the report, never a finding)."""
-    if cand.outcome.kind not in ("ok", "dde") or _wrong(program, eager, cand, program.undefined_outputs()):
+    if cand.outcome.status not in ("ok", "dde") or _wrong(program, eager, cand, program.undefined_outputs()):
         return []
-    if cand.outcome.kind == "ok" and dropped_wrong_facts(eager, cand, base):
+    if cand.outcome.status == "ok" and dropped_wrong_facts(eager, cand, base):
         return ["drops a guard or runtime assert that the baseline's own traced input fails"]
-    if cand.outcome.kind == "ok" and base.outcome.kind == "dde":
+    if cand.outcome.status == "ok" and base.outcome.status == "dde":
         return ["traces where the baseline raised a data-dependent error"]
-    if cand.outcome.kind != base.outcome.kind:
+    if cand.outcome.status != base.outcome.status:
         return []
     return ["decides a question the baseline fell back on" for dc, db, _ in _aligned(cand, base)
             if dc.how in CLAIMS and db.how == "fallback"][:1]

@@ -28,14 +28,14 @@ def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str =
 def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[int]) -> list[Finding]:
     if obs.system == "eager":
         return []
-    kind = obs.outcome.kind
-    if kind in ("dde", "constraint"):
+    status = obs.outcome.status
+    if status in ("dde", "constraint"):
         return []  # expected: later oracles (z3) decide whether the DDE was deserved
-    if kind in ("crash", "timeout"):
-        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind, f"{obs.system} {kind}ed",
-                        obs.outcome.message, signature(ORACLE, kind, obs))]
-    if kind == "error":
-        if eager.outcome.kind != "ok":
+    if status in ("crash", "timeout"):  # the status is the finding's symptom
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, status, f"{obs.system} {status}ed",
+                        obs.outcome.message, signature(ORACLE, status, obs))]
+    if status == "error":
+        if eager.outcome.status != "ok":
             return []  # both reject the program
         o = obs.outcome
         f = Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, "trace-error",

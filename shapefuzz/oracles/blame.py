@@ -29,7 +29,7 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
         return _config_blame(finding)
     if finding.system not in TORCH_SYSTEMS or ref is None:
         return ""
-    if ref.outcome.kind != "ok":
+    if ref.outcome.status != "ok":
         return f"ref cannot tell ({ref.outcome.short()})"
     if not kind_of(program).has_eager:  # the program's own truth judges ref (question programs)
         wrong = [f for f in truth_agreement(program, ref) if f.kind not in ("crash", "timeout")]
@@ -54,7 +54,7 @@ def _config_blame(f: Finding) -> str:
 
 
 def _tensor_blame(ref, eager) -> str:
-    if eager is None or eager.outcome.kind != "ok" or eager.reference is None or not eager.reference.ok:
+    if eager is None or eager.outcome.status != "ok" or eager.reference is None or not eager.reference.ok:
         return ""
     want = [str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
             for v in eager.reference.values]

@@ -33,7 +33,7 @@ def clause(outside: str) -> str:
 
 
 def contract(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
-    if obs.outcome.kind != "ok":
+    if obs.outcome.status != "ok":
         return []
     for i, rec in enumerate(obs.replays):
         if not rec.outside or rec.accepted or rec.artifact is None or not rec.artifact.ok:

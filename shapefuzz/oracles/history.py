@@ -47,7 +47,7 @@ def across_configs(program, observations, eager: Observation | None = None) -> l
     under the default config (or the first config that shows it); a config-specific one under
     its own config (Note [signature]: the config delta stays in the signature). A tensor
     program is judged only when eager runs it (its checks hold, so the facts are true)."""
-    if kind_of(program).has_eager and (eager is None or eager.outcome.kind != "ok"):
+    if kind_of(program).has_eager and (eager is None or eager.outcome.status != "ok"):
         return []
     judge = tensor_findings if kind_of(program).has_eager else history_findings
     return one_per_bucket([f for obs in observations for f in judge(program, obs)])

@@ -14,7 +14,7 @@ ORACLE = "replay"
 
 
 def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
-    if obs.outcome.kind != "ok":
+    if obs.outcome.status != "ok":
         return []
     for i, rec in enumerate(obs.replays):
         if not rec.accepted or rec.artifact is None or _same_failure(obs.artifact, rec.artifact):

@@ -61,7 +61,7 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
     only a program eager ran is valid (its facts hold)."""
     ref = next((o for o in observations if o.system == "ref" and o.config == "default"), None)
     questions = getattr(program, "asks", None) is not None
-    if not questions and (eager is None or eager.outcome.kind != "ok"):
+    if not questions and (eager is None or eager.outcome.status != "ok"):
         return []
     out = []
     for obs in observations:
@@ -94,7 +94,7 @@ def root_bucket(claim: str, obs: Observation) -> str:
 
 def _verdict(obs: Observation):
     """The z3 verdict that the facts decide obs's DDE, or None."""
-    if obs.system == "ref" or obs.outcome.kind != "dde":
+    if obs.system == "ref" or obs.outcome.status != "dde":
         return None  # ref's reasoning is deliberately smaller than torch's: its DDEs are its own
     return next((c for c in obs.smt if c.oracle == ORACLE and c.status == "unsat"), None)
 

@@ -26,17 +26,17 @@ UNCHECKED_MODES = ("size_oblivious",)
 
 def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
     t = truth(program)
-    kind = obs.outcome.kind
-    if kind in ("crash", "timeout"):
-        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind, f"{obs.system} {kind}ed",
-                        obs.outcome.message, signature(ORACLE, kind, obs))]
-    if kind == "error" and t.failed_check is None and obs.outcome.exc_type != "Unsupported":
+    status = obs.outcome.status
+    if status in ("crash", "timeout"):  # the status is the finding's symptom
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, status, f"{obs.system} {status}ed",
+                        obs.outcome.message, signature(ORACLE, status, obs))]
+    if status == "error" and t.failed_check is None and obs.outcome.exc_type != "Unsupported":
         o = obs.outcome
         return [Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, "error-on-valid",
                         f"{obs.system} raised {o.exc_type} on a valid question program",
                         f"{o.exc_type}: {o.message}", signature(ORACLE, "error-on-valid", obs, o.exc_type, o.frame))]
     asks = program.asks()
-    if kind == "dde":
+    if status == "dde":
         return _guard_free_dde(program, obs, t)
     valid_asks = [k for k, pos in enumerate(asks) if t.failed_check is None or pos < t.failed_check]
     for k in valid_asks:
@@ -102,7 +102,7 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
     the concrete value."""
     from shapefuzz.systems.qreplay import with_values  # lazy: registry import stays sympy-free
 
-    if obs.outcome.kind != "ok":
+    if obs.outcome.status != "ok":
         return []
     asks = program.asks()
     for i, r in enumerate(question_replays(obs)):

@@ -162,7 +162,7 @@ def _with_branch_references(program, obs):
     branches forced to the general arm agrees (compile.reference_for), per run."""
     from dataclasses import replace
 
-    if obs.outcome.kind != "ok" or obs.artifact is None:
+    if obs.outcome.status != "ok" or obs.artifact is None:
         return obs
     und = program.undefined_outputs()
     replays = tuple(r if r.artifact is None or not (r.accepted or r.outside) else

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -18,11 +18,12 @@ from shapefuzz.systems.evidence.base import Evidence
 
 __all__ = [
     "BUG",
+    "FILE_KEYS",
     "OUTCOMES",
     "Decision",
     "Observation",
     "Outcome",
-    "OutcomeKind",
+    "OutcomeStatus",
     "ReplayRecord",
     "RunResult",
     "SmtCheck",
@@ -34,8 +35,9 @@ __all__ = [
     "to_jsonable",
 ]
 
-class OutcomeKind(StrEnum):
-    """How a job ended. A str: files, reports and older code read and compare the value."""
+class OutcomeStatus(StrEnum):
+    """How a job ended. A str: files, reports and older code read and compare the value. Not
+    `Status`: z3 verdicts (SmtCheck.status) and case files (Case.status) have statuses of their own."""
 
     OK = "ok"
     DDE = "dde"  # a data-dependent error
@@ -47,8 +49,8 @@ class OutcomeKind(StrEnum):
     BUG = "bug"
 
 
-BUG = OutcomeKind.BUG
-OUTCOMES = tuple(OutcomeKind)
+BUG = OutcomeStatus.BUG
+OUTCOMES = tuple(OutcomeStatus)
 
 
 def by_position(cls):
@@ -77,7 +79,7 @@ def by_position(cls):
 @by_position
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    kind: OutcomeKind  # a str naming one is taken (files, workers) and checked
+    status: OutcomeStatus  # a str naming one is taken (files, workers) and checked
     exc_type: str = ""
     message: str = ""
     frame: str = ""  # innermost torch frame "path/file.py:function", stable across versions
@@ -88,13 +90,13 @@ class Outcome:
     aten: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", OutcomeKind(self.kind))  # ValueError names an unknown one
+        object.__setattr__(self, "status", OutcomeStatus(self.status))  # ValueError names an unknown one
 
     def short(self) -> str:
-        if self.kind == "ok":
+        if self.status == "ok":
             return "ok"
         msg = self.message.strip().splitlines()[0][:160] if self.message.strip() else ""
-        return f"{self.kind}: {self.exc_type}: {msg}"
+        return f"{self.status}: {self.exc_type}: {msg}"
 
 
 @by_position
@@ -286,10 +288,18 @@ class Observation:
     evidence: Evidence = NO_EVIDENCE
 
 
+#: Note [file keys]: a field renamed in the code keeps its key in the files that hold it (a case's
+#: observation in case.json, which external checks read): Outcome.status is written as "kind",
+#: the key it had before the rename
+FILE_KEYS = {Outcome: {"status": "kind"}}
+
+
 def to_jsonable(obj: Any) -> Any:
-    """Dataclasses to JSON-ready dicts; non-finite floats become strings."""
+    """Dataclasses to JSON-ready dicts (keys as Note [file keys] says); non-finite floats become
+    strings."""
     if hasattr(obj, "__dataclass_fields__"):
-        return {k: to_jsonable(v) for k, v in asdict(obj).items()}
+        keys = FILE_KEYS.get(type(obj), {})
+        return {keys.get(f.name, f.name): to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
     if isinstance(obj, dict):
         return {k: to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

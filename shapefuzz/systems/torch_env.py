@@ -98,7 +98,7 @@ class TorchEnvSystem:
             obs = run.observation(self.name, config, outcome)
             obs = replace(obs, axioms=tuple((at, k, sym_str(e)) for at, k, e in run.axioms),
                           smt=run.checks(program, outcome))
-            if outcome.kind == "ok":
+            if outcome.status == "ok":
                 obs = evidence.record(obs, QuestionReplays(run.replays(program)))
             obs = evidence.record(obs, question_history.replay(
                 program, run.live(), lambda: _Run(ShapeEnv(**cfg.env_kwargs), run.bso)))
@@ -131,8 +131,8 @@ class _Run:
                 self.step(ins)
             except Exception as e:
                 outcome = classify(e)
-                self.stopped = pos if outcome.kind == "dde" else None
-                if outcome.kind == "dde":  # which instruction raised (Note [guard-free questions])
+                self.stopped = pos if outcome.status == "dde" else None
+                if outcome.status == "dde":  # which instruction raised (Note [guard-free questions])
                     outcome = replace(outcome, op=raiser(ins))
                 return outcome
         return Outcome("ok")
@@ -256,10 +256,10 @@ class _Run:
         recorded (Note [axioms]), plus the final backed ranges produce_guards checks."""
         se = self.se
         final = [e for _, _, e in self.axioms] + final_backed_ranges(se, self.binding)
-        if outcome.kind == "dde":
+        if outcome.status == "dde":
             c = dde_check(parse(unhinted(outcome)), final, settings)
             return (c,) if c is not None else ()
-        if outcome.kind != "ok":
+        if outcome.status != "ok":
             return ()
         leaves = [v for ins, v in zip(program.instrs, _defined(program, self.values))
                   if ins.op in ("backed", "unbacked")]

@@ -133,7 +133,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         values = run_values(program, env, forced, real=real)
         history = tensor_history.replay(asked, values)
         # Note [root cause]: an instruction before the one that raised may already be wrong
-        diverges = first_divergence(program, env, values, forced, real=real) if outcome.kind == "error" else ()
+        diverges = first_divergence(program, env, values, forced, real=real) if outcome.status == "error" else ()
         return evidence.record(Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
                                            diverges=diverges, elapsed_s=time.perf_counter() - t0), history)
     forced = fallbacks()

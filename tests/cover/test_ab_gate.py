@@ -46,9 +46,9 @@ SPEC = ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 0)
 SDPA_LIKE = "0 <= FloatTrueDiv(1.0, OpaqueUnaryFn_sqrt(ToFloat(u0 - 3)))"
 
 
-def obs(answer="True", how="static", u="u0", kind="ok", asserts=None, replays=(), smt=(), expr=""):
+def obs(answer="True", how="static", u="u0", status="ok", asserts=None, replays=(), smt=(), expr=""):
     asserts = (f"{u} >= 0",) if asserts is None else asserts
-    return Observation("torch-env", "default", Outcome(kind, expr=expr), (Decision(f"{u} >= 2", answer, how),),
+    return Observation("torch-env", "default", Outcome(status, expr=expr), (Decision(f"{u} >= 2", answer, how),),
                        (), asserts, out_exprs=("s0", u, f"s0 + {u}"), binding=(("s0", 6), (u, 3)),
                        out_eval=("6", "3", "9"), replays=replays, smt=smt, elapsed_s=0.01)
 
@@ -62,7 +62,7 @@ def _spurious(u="u0"):
     """A DDE on a question the facts decide: the spurious-dde oracle's, which compares all of a
     program's observations rather than one (it was never marked pre-existing before)."""
     check = SmtCheck("spurious-dde", -1, f"{u} >= 2", "unsat", "the facts prove it true")
-    return dataclasses.replace(obs(u=u, kind="dde", expr=f"{u} >= 2"), decisions=(), smt=(check,))
+    return dataclasses.replace(obs(u=u, status="dde", expr=f"{u} >= 2"), decisions=(), smt=(check,))
 
 
 def test_a_spurious_dde_both_builds_raise_is_pre_existing_and_one_only_the_candidate_raises_is_not():

@@ -20,9 +20,9 @@ P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", 
 SPEC = ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 0)
 
 
-def obs(answer="True", how="static", u="u0", s="s0", kind="ok", guards=(), elapsed=0.01, expr="", ranges=()):
+def obs(answer="True", how="static", u="u0", s="s0", status="ok", guards=(), elapsed=0.01, expr="", ranges=()):
     """One torch-env observation of P, with the unbacked symbol called `u` (builds differ)."""
-    return Observation("torch-env", "default", Outcome(kind, expr=expr), (Decision(f"{u} >= 2", answer, how),),
+    return Observation("torch-env", "default", Outcome(status, expr=expr), (Decision(f"{u} >= 2", answer, how),),
                        guards, (f"{u} >= 0",), out_exprs=(s, u, f"{s} + {u}"),
                        ranges=ranges, binding=((s, 6), (u, 3)), out_eval=("6", "3", "9"), elapsed_s=elapsed)
 
@@ -57,7 +57,7 @@ def test_regression_when_only_the_candidate_contradicts_the_truth():
 def test_no_regression_where_the_baseline_never_traced():
     """A baseline that raised a DDE did not agree with eager on what the candidate traced past
     it: the candidate's wrong claim is its one-torch finding (truth), not an A/B regression."""
-    dde = obs(kind="dde", expr="Eq(u0, 1)")
+    dde = obs(status="dde", expr="Eq(u0, 1)")
     assert ab(obs("False", "static"), dde) == []
     assert "truth" in {f.oracle for f in check_all(P, None, [obs("False", "static"), mark(dde, SPEC)])}
     (f,) = ab(obs("False", "static"), obs())  # the baseline traced and agrees: a regression
@@ -94,7 +94,7 @@ def test_an_error_of_another_exception_on_the_baseline_is_not_the_same_bug():
 def test_lost_precision_fallback_and_dde():
     (f,) = ab(obs("False", "fallback"), obs("True", "static"))
     assert (f.kind, f.severity) == ("lost-precision", "medium") and "fallback" in f.key
-    (g,) = ab(obs(kind="dde", expr="u0 >= 2"), obs())
+    (g,) = ab(obs(status="dde", expr="u0 >= 2"), obs())
     assert g.kind == "lost-precision" and "dde" in g.key
 
 

@@ -122,7 +122,7 @@ def test_spurious_dde_fires_on_a_dropped_fact_and_its_repro_confirms(tmp_path):
 
 def test_spurious_dde_quiet_on_a_deserved_dde_and_on_an_invalid_program():
     open_q = QProgram((U, QInstr("ask", ("bool", ">=", Ref(0), 2))))
-    assert TorchEnvSystem().observe(open_q).outcome.kind == "dde"
+    assert TorchEnvSystem().observe(open_q).outcome.status == "dde"
     assert findings(open_q, "spurious-dde") == []  # nothing decides u0 >= 2
     # a false check before the question: contradicting facts prove anything, no finding
     false_check = QProgram((U, QInstr("check", (">=", Ref(0), 9)), QInstr("ask", ("bool", ">=", Ref(0), 2))))
@@ -167,7 +167,7 @@ def test_singleton_range_then_check():
     p = QProgram((QInstr("backed", (3,)), QInstr("unbacked", (0,)), QInstr("constrain_range", (Ref(1), 0, 0)),
                   QInstr("binop", ("*", Ref(0), Ref(1))), QInstr("check", ("==", Ref(2), Ref(1)))))
     assert truth(p).failed_check is None
-    assert TorchEnvSystem().observe(p).outcome.kind == "ok"
+    assert TorchEnvSystem().observe(p).outcome.status == "ok"
 
 
 def test_expression_classes_separate_function_families():
@@ -188,7 +188,7 @@ def test_new_question_ops_validate_and_hold_concretely():
     out = QProgram((U, QInstr("constrain_range", (Ref(0), 6, 9)))).instrs
     assert truth(QProgram(out)).failed_check == 1
     o = TorchEnvSystem().observe(p)
-    assert o.outcome.kind == "ok" and o.decisions[0].how == "static"
+    assert o.outcome.status == "ok" and o.decisions[0].how == "static"
     assert ("0", "range", "u0 >= 3") in [(str(a), k, e) for a, k, e in o.axioms]
 
 
@@ -324,7 +324,7 @@ def test_tensor_history_fires_on_a_stale_dde_and_its_repro_confirms(system, tmp_
     with stale_dde():
         obs, (f,) = tensor_findings(p, system)
         code, out, _ = tensor_repro(f, p, tmp_path)
-    assert obs.outcome.kind == "dde" and f.kind == "stale-dde" and ":bool" in f.key
+    assert obs.outcome.status == "dde" and f.kind == "stale-dde" and ":bool" in f.key
     assert code == 1 and "got (live ShapeEnv): a data-dependent error" in out, out
     assert tensor_findings(p, system)[1] == []  # unmodified torch decides it
     assert run_repro(f, p, tmp_path)[0] == 0
@@ -353,7 +353,7 @@ def test_tensor_history_quiet_when_the_fresh_claim_is_not_the_concrete_answer():
     assert [f.kind for f in across_configs(p, [with_records(obs, rec)], eager)] == ["stale-fallback"]
     for bad in (replace(rec, concrete="False"), replace(rec, concrete="")):  # wrong, or not known
         assert across_configs(p, [with_records(obs, bad)], eager) == []
-    invalid = replace(eager, outcome=replace(eager.outcome, kind="error"))  # a false check: no facts to trust
+    invalid = replace(eager, outcome=replace(eager.outcome, status="error"))  # a false check: no facts to trust
     assert across_configs(p, [with_records(obs, rec)], invalid) == []
 
 

@@ -54,7 +54,7 @@ def _kinds(p, config="default"):
 @pytest.mark.parametrize("mode", sorted(PROGRAMS))
 def test_quiet_on_unmodified_torch(mode):
     o, kinds = _kinds(PROGRAMS[mode])
-    assert o.outcome.kind == "ok" and [d.how for d in o.decisions] == ["fallback"], o.outcome.short()
+    assert o.outcome.status == "ok" and [d.how for d in o.decisions] == ["fallback"], o.outcome.short()
     assert kinds == set()
 
 
@@ -71,7 +71,7 @@ def test_no_guard_free_finding_on_unmodified_torch_under_any_config(p):
 def test_fires_when_guard_or_raises(monkeypatch, mode):
     monkeypatch.setattr(ss, "_guard_or", _guarding_guard_or)
     o, kinds = _kinds(PROGRAMS[mode])
-    assert o.outcome.kind == "dde" and o.outcome.op == f"ask:{mode}"
+    assert o.outcome.status == "dde" and o.outcome.op == f"ask:{mode}"
     assert ("truth", "dde-in-guard-free") in kinds, kinds
 
 
@@ -79,7 +79,7 @@ def test_a_dde_of_bool_is_not_this_oracles(monkeypatch):
     """bool() may raise a DDE: whether it was deserved is the spurious-dde oracle's question."""
     p = P(("unbacked", 5), ("ask", "bool", ">", R(0), 2))
     o, kinds = _kinds(p)
-    assert o.outcome.kind == "dde" and o.outcome.op == "ask:bool"
+    assert o.outcome.status == "dde" and o.outcome.op == "ask:bool"
     assert ("truth", "dde-in-guard-free") not in kinds
 
 

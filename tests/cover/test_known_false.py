@@ -47,7 +47,7 @@ def test_the_mode_is_asked_and_falls_back_to_true():
 @pytest.mark.parametrize("system", [TorchEnvSystem(), RefSystem()], ids=["torch-env", "ref"])
 def test_both_systems_record_the_value_of_the_condition(system):
     o = system.observe(PROGRAM, "default", ())
-    assert o.outcome.kind == "ok", o.outcome.short()
+    assert o.outcome.status == "ok", o.outcome.short()
     assert _answers(o) == WANT
     assert o.guards == ()  # statically_known_false never guards
     assert check_all(PROGRAM, None, (o,)) == []

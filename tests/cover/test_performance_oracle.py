@@ -80,7 +80,7 @@ def _family(program):
 
 def _observation(program, scaled):
     obs = MakeFxSystem().observe(program, "default", [])
-    assert obs.outcome.kind == "ok", obs.outcome
+    assert obs.outcome.status == "ok", obs.outcome
     return record(obs, ScalingEvidence((scaled,)))
 
 
@@ -120,7 +120,7 @@ def test_make_fx_measures_only_its_sample(monkeypatch):
         monkeypatch.setattr(scaling, "SAMPLE", every)
         monkeypatch.setattr(scaling, "SAMPLE_FACTS", every)
         obs = MakeFxSystem().observe(program, "default", [])
-        assert obs.outcome.kind == "ok", obs.outcome
+        assert obs.outcome.status == "ok", obs.outcome
         return families(obs)
 
     assert measured(QUESTIONS, 1) and measured(ASSERTS, 1)

@@ -47,7 +47,7 @@ def test_only_a_literal_natural_exponent_is_a_program(exponent):
 @pytest.mark.parametrize("system", [TorchEnvSystem(), RefSystem()], ids=["torch-env", "ref"])
 def test_both_systems_answer_powers_alike_and_no_oracle_fires(system, config):
     o = system.observe(PROGRAM, config, ())
-    assert o.outcome.kind == "ok", o.outcome.short()
+    assert o.outcome.status == "ok", o.outcome.short()
     assert [(d.answer, d.how) for d in o.decisions] == WANT
     assert check_all(PROGRAM, None, (o,)) == []
 

@@ -23,8 +23,8 @@ P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", 
 
 
 def obs(answer="True", how="static", system="ref", config="default", evals=("6", "3", "9"),
-        kind="ok", guards=(), asserts=("u0 >= 0",)):
-    return Observation(system, config, Outcome(kind), (Decision("u0 >= 2", answer, how),), guards,
+        status="ok", guards=(), asserts=("u0 >= 0",)):
+    return Observation(system, config, Outcome(status), (Decision("u0 >= 2", answer, how),), guards,
                        asserts, out_exprs=("s0", "u0", "s0 + u0"), binding=(("s0", 6), ("u0", 3)),
                        out_eval=evals)
 
@@ -76,8 +76,8 @@ def test_truth_quiet_after_a_false_check_and_fires_on_error_for_valid_program():
     bad = QProgram(P.instrs[:2] + (QInstr("check", ("<", Ref(1), 0)),) + P.instrs[3:])
     assert truth(bad).failed_check == 2
     assert truth_agreement(bad, obs("False", "static", evals=("6", "3", "10"))) == []
-    assert truth_agreement(bad, obs(kind="error")) == []
-    (f,) = truth_agreement(P, obs(kind="error"))
+    assert truth_agreement(bad, obs(status="error")) == []
+    (f,) = truth_agreement(P, obs(status="error"))
     assert f.kind == "error-on-valid"
 
 
@@ -118,8 +118,8 @@ def test_system_differential():
     (f,) = system_differential([obs(), obs("False", "static", system="torch-env")])
     assert f.oracle == "system-differential" and f.kind == "answer"
     # ref sharper than torch: a known, documented difference
-    assert system_differential([obs(), obs(system="torch-env", kind="dde")]) == []
-    (g,) = system_differential([obs(kind="dde"), obs(system="torch-env")])
+    assert system_differential([obs(), obs(system="torch-env", status="dde")]) == []
+    (g,) = system_differential([obs(status="dde"), obs(system="torch-env")])
     assert g.kind == "outcome" and g.key.endswith("dde-vs-ok")
 
 

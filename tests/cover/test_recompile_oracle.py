@@ -53,8 +53,8 @@ PROGRAM = Program((InputSpec("x0", "float", (4,), ("dynamic",), (1.0,) * 4),), (
 UNBACKED = Program((InputSpec("x0", "float", (4,), ("unbacked",), (1.0,) * 4),), (), (0,))
 
 
-def obs_of(system, config, kind):
-    return Observation(system, config, Outcome(kind))
+def obs_of(system, config, status):
+    return Observation(system, config, Outcome(status))
 
 
 def test_frontends_fire_on_a_dde_only_one_front_end_raises():

@@ -322,7 +322,7 @@ def test_dynamo_torch_runtime_error_is_classified_by_what_it_wraps():
             return classify(x)
 
     wrapped = raised(TorchRuntimeError)
-    assert (wrapped.kind, wrapped.exc_type, wrapped.message) == ("error", "RuntimeError", "cond's output stride")
+    assert (wrapped.status, wrapped.exc_type, wrapped.message) == ("error", "RuntimeError", "cond's output stride")
     graph_break = raised(Unsupported)
     assert graph_break.exc_type == "Unsupported", graph_break
 

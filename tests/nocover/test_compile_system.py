@@ -124,7 +124,7 @@ def findings(p, config="default"):
 def test_automatic_dynamic_one_graph_after_two_compiles_and_quiet():
     obs, fs = findings(plain())
     assert fs == []
-    assert obs.outcome.kind == "ok" and len(calls_of(obs)) == len(call_sequence(plain()))
+    assert obs.outcome.status == "ok" and len(calls_of(obs)) == len(call_sequence(plain()))
     big = [r for r in calls_of(obs) if min(min(s) for s in r.shapes) >= 2]
     assert sum(r.new_graphs for r in big) <= 2, [(r.shapes, r.new_graphs) for r in calls_of(obs)]
 
@@ -176,7 +176,7 @@ def test_mark_dynamic_on_a_specialized_dim_raises():
     p = prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
              [I("size", R(0), 0), I("branch", "if", "eq", R(1), 4)], outputs=(2,))
     obs, fs = findings(p, "mark-dynamic")
-    assert obs.outcome.kind == "constraint", obs.outcome
+    assert obs.outcome.status == "constraint", obs.outcome
     assert not [f for f in fs if f.kind == "silent-specialization"]
 
 
@@ -250,5 +250,5 @@ def test_toggles_take_effect_in_every_traced_system(system):
         counts = ast.literal_eval(line.split(": ", 1)[1])
         if key is not None:
             assert counts.get(key, 0) > 0, (system, config, counts)
-        assert obs.outcome.kind == "ok", (system, config, obs.outcome)
+        assert obs.outcome.status == "ok", (system, config, obs.outcome)
     assert ss.ShapeEnv.__init__.__qualname__ == "ShapeEnv.__init__"  # restored
