@@ -110,13 +110,13 @@ def _spec(b: Observation) -> ABEvidence | None:
 
 
 def _wrong(program, eager, obs: Observation, undefined) -> dict:
-    """(oracle, kind) -> the finding, for every critical finding a one-torch per-observation
+    """(oracle, symptom) -> the finding, for every critical finding a one-torch per-observation
     oracle makes on `obs` (a timeout is the machine's load, not the build)."""
-    return _one_torch(program, eager, obs, undefined, lambda f: f.severity == Severity.CRITICAL and f.kind != "timeout")
+    return _one_torch(program, eager, obs, undefined, lambda f: f.severity == Severity.CRITICAL and f.symptom != "timeout")
 
 
 def _one_torch(program, eager, obs: Observation, undefined, keep=lambda f: True) -> dict:
-    """(oracle, kind) -> the first finding `keep` accepts of each one-torch per-observation
+    """(oracle, symptom) -> the first finding `keep` accepts of each one-torch per-observation
     oracle on `obs`."""
     one = CheckInput(program, eager, (obs,), obs, undefined)
     kind = kind_of(program).name
@@ -125,7 +125,7 @@ def _one_torch(program, eager, obs: Observation, undefined, keep=lambda f: True)
         if o.per_observation and not o.both_sides and kind in o.kinds:
             for f in o.check(one):
                 if keep(f):
-                    out.setdefault((f.oracle, f.kind), f)
+                    out.setdefault((f.oracle, f.symptom), f)
     return out
 
 
@@ -182,9 +182,9 @@ def _default_replay_input(name: str) -> bool:
 
 
 # ---- the classes --------------------------------------------------------------------------------
-def _finding(kind, severity, cand, summary, detail, spec, *where, expr="", shape="", index=-1):
-    return Finding(ORACLE, severity, cand.system, cand.config, kind, summary, detail,
-                   signature(ORACLE, kind, cand, *where, expr=expr, shape=shape), index, evidence=spec)
+def _finding(symptom, severity, cand, summary, detail, spec, *where, expr="", shape="", index=-1):
+    return Finding(ORACLE, severity, cand.system, cand.config, symptom, summary, detail,
+                   signature(ORACLE, symptom, cand, *where, expr=expr, shape=shape), index, evidence=spec)
 
 
 def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
@@ -201,7 +201,7 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
             keep = f.replay_index if _default_replay_input(f.oracle) else -1
             out.append(_finding("regression", Severity.CRITICAL, cand, f"candidate {f.summary}; the baseline "
                                 "agrees with eager here", f"{f.oracle}: {f.detail}", spec, f.oracle,
-                                f.kind, shape=f.signature.shape, index=keep))
+                                f.symptom, shape=f.signature.shape, index=keep))
     return out
 
 
@@ -422,17 +422,17 @@ def improvements(program, eager, cand: Observation, base: Observation) -> list[s
 
 def supersede(c: CheckInput, found: list[Finding]) -> list[Finding]:
     """A one-torch finding on the candidate that a regression was made from is reported once, as
-    the regression (its signature's where starts with the inner oracle and kind): shrinking and
+    the regression (its signature's where starts with the inner oracle and symptom): shrinking and
     confirming it twice cost two more A/B runs, each two interpreters. One the baseline shows too
     is marked pre-existing (Note [pre-existing findings])."""
     made_from = {(f.system, f.config, *f.signature.where[:2]) for f in found
-                 if f.oracle == ORACLE and f.kind == "regression"}
-    kept = [f for f in found if f.oracle == ORACLE or (f.system, f.config, f.oracle, f.kind) not in made_from]
+                 if f.oracle == ORACLE and f.symptom == "regression"}
+    kept = [f for f in found if f.oracle == ORACLE or (f.system, f.config, f.oracle, f.symptom) not in made_from]
     return _mark_pre_existing(c, kept)
 
 
 # Note [pre-existing findings]: in an A/B campaign a one-torch oracle's finding on the candidate
-# that the baseline shows too on the same program, by (system, config, oracle, kind, where), is a bug of
+# that the baseline shows too on the same program, by (system, config, oracle, symptom, where), is a bug of
 # both builds: reported as any finding (it is one of torch's), but marked pre_existing, so that the
 # campaign shrinks it only as long as a known upstream issue's (Note [known shrink]) and it fails
 # the run only under --strict (run.exit_code): an A/B campaign is a gate on the change under test,
@@ -465,11 +465,11 @@ def _mark_pre_existing(c: CheckInput, found: list[Finding]) -> list[Finding]:
 
 def _same_bug(f: Finding) -> tuple:
     """What a baseline finding must share with the candidate's to be the same bug: system,
-    config, oracle, kind and where (the exception and torch frame, the output kind): a trace
+    config, oracle, symptom and where (the exception and torch frame, the output's sort): a trace
     error of another exception on the baseline is another bug (mutant d1c031ac2b91 of
     benchmarks/mutation: the candidate's AssertionError in create_symintnode was marked
     pre-existing for a baseline error elsewhere, and the A/B campaign missed the mutant)."""
-    return f.system, f.config, f.oracle, f.kind, f.signature.where
+    return f.system, f.config, f.oracle, f.symptom, f.signature.where
 
 
 ORACLE_OBJ = register(Oracle(

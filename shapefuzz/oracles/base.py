@@ -67,7 +67,7 @@ class Compares(StrEnum):
 
     EAGER = "eager"  # the system against eager (or a question program's truth)
     RUNS = "runs"  # two runs of the program on one system (metamorphic)
-    #: compiled graphs against their own facts and each other (the finding's kind says which check)
+    #: compiled graphs against their own facts and each other (the finding's symptom says which check)
     GRAPHS = "graphs"
     CONFIGS = "configs"  # one system under several configs
     #: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed;

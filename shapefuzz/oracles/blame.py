@@ -32,7 +32,7 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
     if ref.outcome.status != "ok":
         return f"ref cannot tell ({ref.outcome.short()})"
     if not kind_of(program).has_eager:  # the program's own truth judges ref (question programs)
-        wrong = [f for f in truth_agreement(program, ref) if f.kind not in ("crash", "timeout")]
+        wrong = [f for f in truth_agreement(program, ref) if f.symptom not in ("crash", "timeout")]
         if not wrong:
             return "torch bug: ref agrees with the concrete answers where torch does not"
         return ("shared misunderstanding: ref disagrees with the concrete answers too; check the "

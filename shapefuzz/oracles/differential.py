@@ -227,7 +227,7 @@ def _baseline_wrong(base: Observation, program, eager) -> str:
         found = eager_agreement(eager, base, frozenset()) if base.artifact is not None or \
             base.outcome.status == "error" else []
     elif program is not None and getattr(program, "kind", "") == "questions":
-        found = [f for f in truth_agreement(program, base) if f.kind not in ("crash", "timeout")]
+        found = [f for f in truth_agreement(program, base) if f.symptom not in ("crash", "timeout")]
     else:
         found = []
     return found[0].summary if found else ""
@@ -300,10 +300,10 @@ def system_differential(observations: list[Observation], eager: Observation | No
             continue
         why = system_mismatch(ref, obs, eager, _has_unbacked_input(program))
         if why is not None:
-            kind, extra, text = why
-            out.append(Finding("system-differential", Severity.HIGH, other, "default", kind,
-                               f"ref and {other} disagree ({kind})", text,
-                               signature("system-differential", kind, obs, extra,
+            symptom, extra, text = why
+            out.append(Finding("system-differential", Severity.HIGH, other, "default", symptom,
+                               f"ref and {other} disagree ({symptom})", text,
+                               signature("system-differential", symptom, obs, extra,
                                          systems=("ref", other))))
     return out
 
@@ -325,7 +325,7 @@ def _has_unbacked_input(program) -> bool:
 
 def system_mismatch(ref: Observation, other: Observation, eager: Observation | None = None,
                     unbacked_input: bool = False) -> tuple[str, str, str] | None:
-    """(kind, signature extra, explanation) when `ref` and a torch system disagree beyond the
+    """(symptom, signature extra, explanation) when `ref` and a torch system disagree beyond the
     KNOWN_DIFFERENCES, else None. Also what a system-differential repro.py checks.
     `unbacked_input`: the tensor program has an unbacked input dim."""
     if other.system == "torch-env":
@@ -346,10 +346,10 @@ def _question_mismatch(ref: Observation, te: Observation) -> tuple[str, str, str
     return _value_mismatch(ref, te, "answer")
 
 
-def _value_mismatch(ref: Observation, other: Observation, kind: str):
+def _value_mismatch(ref: Observation, other: Observation, symptom: str):
     for k, (a, b) in enumerate(zip(ref.out_eval, other.out_eval)):
         if a and b and a != b:
-            return kind, "", (f"value {k}: ref {ref.out_exprs[k]} = {a}; {other.system} "
+            return symptom, "", (f"value {k}: ref {ref.out_exprs[k]} = {a}; {other.system} "
                               f"{other.out_exprs[k]} = {b}")
     return None
 

@@ -51,7 +51,7 @@ from shapefuzz.systems.observation import Observation
 __all__ = ["expr_class", "one_per_bucket", "root_bucket", "spurious_dde", "valid_until"]
 
 ORACLE = "spurious-dde"
-KIND = "completeness"
+SYMPTOM = "completeness"
 #: the torch call a question program's DDE came from, by question mode
 _RAISER = {"bool": "bool", "size_oblivious": "guard_size_oblivious"}
 
@@ -74,9 +74,9 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
                   f"(z3)\nroot cause: {cls} (whole expression: {expr_class(c.claim)})\n"
                   f"facts: {_facts_text(obs)}" + (f"\n{evidence}" if evidence else ""))
         # Note [root cause bucket]: the signature holds what torch lost, not the raiser
-        out.append(Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, KIND,
+        out.append(Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, SYMPTOM,
                            f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
-                           signature(ORACLE, KIND, obs, obs.outcome.frame, shape=cls),
+                           signature(ORACLE, SYMPTOM, obs, obs.outcome.frame, shape=cls),
                            len(obs.decisions) if questions else 0))  # the question that raised
     return one_per_bucket(out)
 
@@ -120,7 +120,7 @@ def _ref_evidence(program, ref: Observation | None, obs: Observation) -> str:
 
 
 def _facts_text(obs: Observation) -> str:
-    return "; ".join(f"[{at}] {kind}: {e}" for at, kind, e in obs.axioms)[:3000] or "(none)"
+    return "; ".join(f"[{at}] {origin}: {e}" for at, origin, e in obs.axioms)[:3000] or "(none)"
 
 
 def _smt_input(finding: Finding, obs: Observation, kind: str) -> tuple:

@@ -160,7 +160,7 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
     return []
 
 
-def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1,
+def _f(obs: Observation, symptom: str, detail: str, expr: str, mode: str, replay: int = -1,
        answer: str = "", question: str = "", at: str = "") -> Finding:
     """`replay`: index into the question replays (evidence.truth) of the values that show an
     unsound claim; `answer`: the claim's answer (a wrong claim is bucketed by the assumption
@@ -169,10 +169,10 @@ def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: i
     wrong value's root-cause bucket (_wrong_at)."""
     folded = question and not any(ch.isalpha() for ch in expr.replace("True", "").replace("False", ""))
     shape = at or (_assumed(obs, question if folded else expr, answer) if answer else "")
-    return Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, kind,
-                   f"{obs.system} ({obs.config}): {kind} on {mode}", detail + (
+    return Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, symptom,
+                   f"{obs.system} ({obs.config}): {symptom} on {mode}", detail + (
                        f"\nroot cause: {shape}" if shape else ""),
-                   signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "",
+                   signature(ORACLE, symptom, obs, mode if symptom == "wrong-fallback" else "",
                              expr="" if shape else expr, shape=shape),
                    replay)  # the mode only matters when the fallback is wrong (Note [signature])
 

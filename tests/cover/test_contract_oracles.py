@@ -45,7 +45,7 @@ def test_contract_fires_when_the_exported_program_accepts_and_miscomputes():
     fs = [f for f in check_all(MAX, eager, [obs]) if f.oracle == "contract"]
     assert len(fs) == 1, [f.key for f in check_all(MAX, eager, [obs])]
     f = fs[0]
-    assert f.severity == "high" and f.kind == "wrong-value"
+    assert f.severity == "high" and f.symptom == "wrong-value"
     rec = obs.replays[f.replay_index]
     assert rec.inputs[0].shape[0] < 3 and not rec.accepted and rec.artifact.ok
     assert f.key.startswith("contract:wrong-value:export:default:") and clause(rec.outside) in f.key

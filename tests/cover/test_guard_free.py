@@ -48,7 +48,7 @@ def _guarding_guard_or(a, default):
 
 def _kinds(p, config="default"):
     o = ENV.observe(p, config, ())
-    return o, {(f.oracle, f.kind) for f in check_all(p, None, (o,))}
+    return o, {(f.oracle, f.symptom) for f in check_all(p, None, (o,))}
 
 
 @pytest.mark.parametrize("mode", sorted(PROGRAMS))
@@ -63,7 +63,7 @@ def test_quiet_on_unmodified_torch(mode):
 def test_no_guard_free_finding_on_unmodified_torch_under_any_config(p):
     for _, config in targets_for(("torch-env",)):
         o = ENV.observe(p, config, ())
-        assert not [f for f in truth_agreement(p, o) if f.kind in ("dde-in-guard-free", "guard-in-static")], (
+        assert not [f for f in truth_agreement(p, o) if f.symptom in ("dde-in-guard-free", "guard-in-static")], (
             config, p.dumps())
 
 
@@ -92,7 +92,7 @@ def _plant_source() -> str:
 def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
     monkeypatch.setattr(ss, "_guard_or", _guarding_guard_or)
     p = PROGRAMS["guard_or_false"]
-    (f,) = [f for f in check_all(p, None, (ENV.observe(p, "default", ()),)) if f.kind == "dde-in-guard-free"]
+    (f,) = [f for f in check_all(p, None, (ENV.observe(p, "default", ()),)) if f.symptom == "dde-in-guard-free"]
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, p, None, torch_version=torch.__version__)))
@@ -135,7 +135,7 @@ def test_a_statically_known_question_that_guards_is_a_finding_and_its_repro_show
     _plant_static(monkeypatch)
     o = ENV.observe(STATIC, "default", ())
     assert [(d.answer, d.how) for d in o.decisions] == [("False", "guard")]
-    (f,) = [f for f in check_all(STATIC, None, (o,)) if f.kind == "guard-in-static"]
+    (f,) = [f for f in check_all(STATIC, None, (o,)) if f.symptom == "guard-in-static"]
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, STATIC, None, torch_version=torch.__version__)))

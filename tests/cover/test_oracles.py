@@ -70,7 +70,7 @@ def replay(reference: RunResult, artifact: RunResult | None, accepted: bool = Tr
 
 
 def kinds(findings: list[Finding]) -> list[tuple[str, str]]:
-    return [(f.oracle, f.kind) for f in findings]
+    return [(f.oracle, f.symptom) for f in findings]
 
 
 def one(findings: list[Finding], oracle: str, kind: str) -> Finding:
@@ -363,7 +363,7 @@ def test_check_all_covers_every_observation():
     b = traced(outcome=Outcome("crash", "", "segfault"), reference=None, artifact=None, system="dynamo")
     c = traced(system="aot")
     fs = check_all(PROG, eager_obs(), [a, b, c])
-    assert [(f.system, f.kind) for f in fs] == [("export", "wrong-value"), ("dynamo", "crash")]
+    assert [(f.system, f.symptom) for f in fs] == [("export", "wrong-value"), ("dynamo", "crash")]
 
 
 # ---- signatures ---------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def test_a_power_whose_range_loses_zero_is_found(even_power_without_zero):
     o = TorchEnvSystem().observe(p, "default", ())
     assert [(d.answer, d.how) for d in o.decisions] == [("True", "static")]  # u0 = 0: 0 >= 1 is False
     found = check_all(p, None, (o,))
-    assert {(f.oracle, f.kind) for f in found} == {("truth", "wrong-static"),
+    assert {(f.oracle, f.symptom) for f in found} == {("truth", "wrong-static"),
                                                    ("static-soundness", "unsound-static")}, found
 
 

@@ -118,7 +118,7 @@ def test_a_bug_planted_in_a_new_shape_rule_is_found(monkeypatch):
     monkeypatch.setattr(op, "symbolic", keeps_last_dim)
     p = SUPPORTED["bool_index"]
     eager = EAGER.observe(p, "default", ())
-    kinds = {f.kind for f in eager_agreement(eager, REF.observe(p, "default", ()), frozenset())}
+    kinds = {f.symptom for f in eager_agreement(eager, REF.observe(p, "default", ()), frozenset())}
     assert "symbolic-shape" in kinds
 
 

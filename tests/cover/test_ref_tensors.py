@@ -159,10 +159,10 @@ def test_a_bug_planted_in_a_shape_rule_is_found(monkeypatch):
     p = prog([X], ("narrow", (R(0), 0, 1, 3), 1), outputs=[1])
     eager = EAGER.observe(p, "default", ())
     o = REF.observe(p, "default", ())
-    kinds = {f.kind for f in eager_agreement(eager, o, frozenset())}
+    kinds = {f.symptom for f in eager_agreement(eager, o, frozenset())}
     assert "symbolic-shape" in kinds
     sd = system_differential([o, get_system("make_fx").observe(p, "default", [])], eager, p)
-    assert [f.kind for f in sd] == ["shape"], sd
+    assert [f.symptom for f in sd] == ["shape"], sd
 
 
 def test_a_bug_planted_in_an_optimization_is_found_on_tensor_programs(monkeypatch):
@@ -243,4 +243,4 @@ def test_expand_of_a_size_that_can_only_broadcast_agrees_with_eager():
     fx = get_system("make_fx").observe(p, "default", [])
     assert fx.outcome.status == "error" and "non-broadcasting" in fx.outcome.message, fx.outcome
     found = eager_agreement(eager, fx, frozenset())
-    assert [(f.system, f.kind) for f in found] == [("make_fx", "trace-error")], found
+    assert [(f.system, f.symptom) for f in found] == [("make_fx", "trace-error")], found

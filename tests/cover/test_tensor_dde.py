@@ -71,7 +71,7 @@ def test_planted_dde_on_a_decided_expression_fires_and_its_repro_exits_1(system,
         case = Case(f, DECIDED, None, torch_version="2.13")
         code, out = run_repro(case, tmp_path)
     assert obs.outcome.status == "dde" and f.system == system
-    assert f.kind == "completeness" and f.severity == "medium" and "ignored[ranges]" in f.key  # root cause: the ranges torch holds decide it (the plant forgets them)
+    assert f.symptom == "completeness" and f.severity == "medium" and "ignored[ranges]" in f.key  # root cause: the ranges torch holds decide it (the plant forgets them)
     assert "u0 >= 2" in f.summary and "4 <= u0" in f.detail  # the check torch held
     assert code == 1 and "BUG: z3 proves the expression True" in out and "facts:" in out and "expression: u0 >= 2" in out, out
     assert len(repro_source(case).splitlines()) <= line_limit(case) <= 60
