@@ -58,7 +58,7 @@ N_VARIANTS = 6  # the campaign default
 def _run(r) -> list | None:
     if r is None:
         return None
-    return [r.ok, r.error.split(":", 1)[0], [[v.kind, list(v.shape), v.dtype, _data(v.data)] for v in r.values]]
+    return [r.ok, r.error.split(":", 1)[0], [[v.sort, list(v.shape), v.dtype, _data(v.data)] for v in r.values]]
 
 
 def _data(data) -> list:

@@ -69,15 +69,15 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
         out.append(final)
     if obs.reference.ok and obs.artifact.ok:
         for k, (v, got, expr) in enumerate(zip(obs.reference.values, obs.out_eval, obs.out_exprs)):
-            if k in undefined and v.kind == "int":
+            if k in undefined and v.sort == "int":
                 continue  # an int read from torch.empty's data
-            want = str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
+            want = str(v.data[0]) if v.sort == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
             if got and got != want:
                 out.append(Finding(
                     ORACLE, Severity.CRITICAL, obs.system, obs.config, "symbolic-shape",
                     f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
                     f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
-                    signature(ORACLE, "symbolic-shape", obs, v.kind, shape=mismatch_shape(expr, got, want))))
+                    signature(ORACLE, "symbolic-shape", obs, v.sort, shape=mismatch_shape(expr, got, want))))
                 if obs.diverges:  # bucketed by where it went wrong first (Note [root cause])
                     out[-1] = _root_finding(obs, out[-1])
                 break

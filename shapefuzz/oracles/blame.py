@@ -56,7 +56,7 @@ def _config_blame(f: Finding) -> str:
 def _tensor_blame(ref, eager) -> str:
     if eager is None or eager.outcome.status != "ok" or eager.reference is None or not eager.reference.ok:
         return ""
-    want = [str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
+    want = [str(v.data[0]) if v.sort == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
             for v in eager.reference.values]
     got = list(ref.out_eval)
     pairs = [(w, g) for w, g in zip(want, got) if g]

@@ -112,13 +112,13 @@ class Decision:
 class Value:
     """One concrete output: a tensor (shape, dtype, flat data) or an int."""
 
-    kind: str  # "tensor" | "int" | "other"
+    sort: str  # "tensor" | "int" | "other"
     shape: tuple[int, ...] = ()
     dtype: str = ""
     data: tuple[Any, ...] = ()
 
     def same_as(self, other: Value, compare_data: bool = True) -> bool:
-        if (self.kind, self.shape, self.dtype) != (other.kind, other.shape, other.dtype):
+        if (self.sort, self.shape, self.dtype) != (other.sort, other.shape, other.dtype):
             return False
         if not compare_data:
             return True
@@ -126,7 +126,7 @@ class Value:
             _same_num(a, b) for a, b in zip(self.data, other.data))
 
     def describe(self) -> str:
-        if self.kind == "int":
+        if self.sort == "int":
             return f"int {self.data[0]}"
         body = ", ".join(str(x) for x in self.data[:8]) + (", ..." if len(self.data) > 8 else "")
         return f"{self.dtype}{list(self.shape)} [{body}]"
@@ -171,8 +171,8 @@ class ReplayRecord:
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
-    """(kind, key, explanation) when the artifact disagrees with the reference, else None.
-    `key` is the stable part of the signature (exception type and torch frame, or output kind).
+    """(symptom, key, explanation) when the artifact disagrees with the reference, else None.
+    `key` is the stable part of the signature (exception type and torch frame, or output's sort).
     Here, below systems and oracles, because both compare runs: eager agreement and replay
     (oracles), and a system confirming a z3 counter-model or choosing a compiled call's
     reference (Note [counterexample replay], Note [branch contract])."""
@@ -188,9 +188,9 @@ def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> t
         return "wrong-arity", "", f"eager returned {len(ref.values)} values, traced {len(art.values)}"
     for k, (a, b) in enumerate(zip(ref.values, art.values)):
         if not a.same_as(b, compare_data=False):
-            return "wrong-shape", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+            return "wrong-shape", a.sort, f"output {k}: eager {a.describe()}, traced {b.describe()}"
         if k not in undefined and not a.same_as(b):
-            return "wrong-value", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+            return "wrong-value", a.sort, f"output {k}: eager {a.describe()}, traced {b.describe()}"
     return None
 
 
@@ -289,9 +289,9 @@ class Observation:
 
 
 #: Note [file keys]: a field renamed in the code keeps its key in the files that hold it (a case's
-#: observation in case.json, which external checks read): Outcome.status is written as "kind",
-#: the key it had before the rename
-FILE_KEYS = {Outcome: {"status": "kind"}}
+#: observation in case.json, which external checks read): Outcome.status and Value.sort are
+#: written as "kind", the key they had before the rename
+FILE_KEYS = {Outcome: {"status": "kind"}, Value: {"sort": "kind"}}
 
 
 def to_jsonable(obj: Any) -> Any:
