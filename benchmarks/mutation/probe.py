@@ -21,7 +21,7 @@ that reach it, and one that no program reaches is "unreached" without a run at a
 Note [observable]: what a mutant must change to count. Per program: for every job (eager, then
 each system) the outcome status and exception type, the outputs on the traced input and on every
 replayed input (accepted or not, and what the artifact returned), the symbolic outputs evaluated
-under the binding, each decision's kind and answer, the number of guards and asserts, each z3
+under the binding, how each decision was made and its answer, the number of guards and asserts, each z3
 verdict the system recorded (sat / unsat / deserved / undecided, confirmed or not), and the
 signatures of every oracle's findings. Expression text is left out on purpose: a mutant that
 only writes an equivalent expression differently (a simplification step dropped, a cache

@@ -193,14 +193,14 @@ def _wrong_at(program: QProgram, obs: Observation, k: int) -> str:
 
 
 def _head(obs: Observation, x, ref_type) -> str:
-    """An operand's kind: const, sym, or the head function of its expression (FloorDiv, Add ...)."""
+    """An operand's head: const, sym, or the head function of its expression (FloorDiv, Add ...)."""
     from shapefuzz.oracles.read_expr import read_expr  # lazy: registry import stays sympy-free
 
     if not isinstance(x, ref_type):
         return "const"
     try:
         e = read_expr(obs.out_exprs[x.index])
-    except Exception:  # an expression the reader does not know: an unnamed kind, not a crash
+    except Exception:  # an expression the reader does not know: an unnamed head, not a crash
         return "other"  # (not "?": known_issues.json's wildcards read it as any character)
     return "const" if e.is_Number else "sym" if e.is_Symbol else type(e).__name__
 

@@ -275,7 +275,7 @@ class Observation:
     #: Note [root cause]: the first instruction whose symbolic result, evaluated under the
     #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
     diverges: tuple[str, ...] = ()
-    #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
+    #: what the system could assume, as it learned it: (at, origin, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()
     smt: tuple[SmtCheck, ...] = ()  # z3 verdicts on the decisions

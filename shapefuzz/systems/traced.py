@@ -291,7 +291,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
     foreign = {k for k, env in enumerate(rec.envs) if env != id(se)}
     checks = check_claims(rec.raw, axioms, final, rec.unchecked | foreign, bounds, settings, realize)
     checks += hint_sanity([g.expr for g in se.guards], binding)
-    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    text = tuple((at, origin, str(e)) for at, origin, e in axioms)
     return text, tuple(checks)
 
 
@@ -306,7 +306,7 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
     if se is None:
         return (), ()
     facts = dde_facts(se)
-    text = tuple((0, kind, str(e)) for kind, e in facts)
+    text = tuple((0, origin, str(e)) for origin, e in facts)
     if not isinstance(expr, sympy.Basic):
         return text, ()
     values = run_values(program, traced_env, forced, real=real)
@@ -319,7 +319,7 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
 
 
 def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:
-    """(kind, fact) for every fact the ShapeEnv holds (Note [facts torch is given] in
+    """(origin, fact) for every fact the ShapeEnv holds (Note [facts torch is given] in
     shapefuzz/oracles/spurious_dde.py): its guards, deferred runtime asserts (torch._check,
     _check_is_size), replacements, and the finite bounds of its symbols' value ranges (a size's
     creation range, an unbacked size >= 0, item()'s and nonzero's ranges, what checks refined)."""
