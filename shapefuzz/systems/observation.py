@@ -288,9 +288,10 @@ class Observation:
     evidence: Evidence = NO_EVIDENCE
 
 
-#: Note [file keys]: a field renamed in the code keeps its key in the files that hold it (a case's
-#: observation in case.json, which external checks read): Outcome.status and Value.sort are
-#: written as "kind", the key they had before the rename
+# Note [file keys]: a field renamed in the code keeps its key in the files that hold it, which
+# external checks and the committed corpus read: a case's observation in case.json writes
+# Outcome.status and Value.sort as "kind", the key they had before the rename (and a finding's
+# symptom is "kind" in case.json, report.json and campaign-state.json: oracles/findings.py)
 FILE_KEYS = {Outcome: {"status": "kind"}, Value: {"sort": "kind"}}
 
 
