@@ -82,11 +82,11 @@ def generate(n: int) -> list:
 _CHILD: dict = {}  # per child process: set up once; the profiler, when profiling
 
 
-def child_run(kind: str, items: list[tuple[str, bool]], opts: dict) -> dict:
+def child_run(stage: str, items: list[tuple[str, bool]], opts: dict) -> dict:
     if not _CHILD.get("ready"):
         warnings.filterwarnings("ignore")  # as shapefuzz workers do
         _CHILD["ready"] = True
-    return {"eager": _eager, "raw": _raw_trace, "observe": _observe}[kind](items, **opts)
+    return {"eager": _eager, "raw": _raw_trace, "observe": _observe}[stage](items, **opts)
 
 
 def child_profile_text() -> str:
@@ -101,7 +101,7 @@ def _eager(items) -> dict:
     import shapefuzz.systems.eager  # noqa: F401
     from shapefuzz.systems.jobs import Job, run_job
 
-    times, cpu_times, kinds = [], [], Counter()
+    times, cpu_times, statuses = [], [], Counter()
     for pj, timed in items:
         c0, t0 = time.process_time(), time.perf_counter()
         obs = run_job(Job(pj, "eager", "default", "[]"))
@@ -109,8 +109,8 @@ def _eager(items) -> dict:
         if timed:
             times.append(dt)
             cpu_times.append(dc)
-            kinds[obs.outcome.kind] += 1
-    return {"times": times, "cpu_times": cpu_times, "kinds": dict(kinds)}
+            statuses[obs.outcome.status] += 1
+    return {"times": times, "cpu_times": cpu_times, "statuses": dict(statuses)}
 
 
 def _raw_trace(items) -> dict:
@@ -125,7 +125,7 @@ def _raw_trace(items) -> dict:
     from shapefuzz.program import Program, interp
     from shapefuzz.systems.make_fx import fakeify
 
-    times, cpu_times, setup_times, kinds, exc_types = [], [], [], Counter(), Counter()
+    times, cpu_times, setup_times, statuses, exc_types = [], [], [], Counter(), Counter()
     for pj, timed in items:
         p = Program.from_json(json.loads(pj))
         s0, sc0 = time.perf_counter(), time.process_time()
@@ -146,11 +146,11 @@ def _raw_trace(items) -> dict:
             times.append(dt + (t0 - s0))
             cpu_times.append(dc + (c0 - sc0))
             setup_times.append(t0 - s0)
-            kinds["exception" if exc else "ok"] += 1
+            statuses["exception" if exc else "ok"] += 1
             if exc:
                 exc_types[exc] += 1
     return {"times": times, "cpu_times": cpu_times, "setup_times": setup_times,
-            "kinds": dict(kinds), "exc_types": dict(exc_types)}
+            "statuses": dict(statuses), "exc_types": dict(exc_types)}
 
 
 def _observe(items, n_variants: int, profile: bool = False) -> dict:
@@ -163,7 +163,7 @@ def _observe(items, n_variants: int, profile: bool = False) -> dict:
     from shapefuzz.systems.jobs import Job, run_job
 
     prof = _CHILD.setdefault("prof", cProfile.Profile()) if profile else None
-    times, cpu_times, kinds, n_replays = [], [], Counter(), 0
+    times, cpu_times, statuses, n_replays = [], [], Counter(), 0
     for pj, timed in items:
         p = Program.from_json(json.loads(pj))
         if prof is not None and timed:
@@ -176,9 +176,9 @@ def _observe(items, n_variants: int, profile: bool = False) -> dict:
         if timed:
             times.append(dt)
             cpu_times.append(dc)
-            kinds[obs.outcome.kind] += 1
+            statuses[obs.outcome.status] += 1
             n_replays += len(obs.replays)
-    return {"times": times, "cpu_times": cpu_times, "kinds": dict(kinds), "replays": n_replays}
+    return {"times": times, "cpu_times": cpu_times, "statuses": dict(statuses), "replays": n_replays}
 
 
 # ---- rows (parent process) ------------------------------------------------------------------
@@ -198,14 +198,14 @@ def merge(acc: dict, part: dict) -> None:
 class ChildRow:
     """A measurement in its own spawned interpreter, kept alive and fed chunk by chunk."""
 
-    def __init__(self, name: str, kind: str, pjs: list[str], **opts):
-        self.name, self.kind, self.pjs, self.opts = name, kind, pjs, opts
+    def __init__(self, name: str, stage: str, pjs: list[str], **opts):
+        self.name, self.stage, self.pjs, self.opts = name, stage, pjs, opts
         self.ex = ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn"))
         self.result: dict = {"times": []}
 
     def feed(self, idxs, timed: bool) -> None:
         items = [(self.pjs[i], timed) for i in idxs]
-        merge(self.result, self.ex.submit(child_run, self.kind, items, self.opts).result())
+        merge(self.result, self.ex.submit(child_run, self.stage, items, self.opts).result())
 
     def call(self, fn):
         return self.ex.submit(fn).result()
@@ -236,7 +236,7 @@ class PipelineRow:
         self.name, self.progs, self.n_workers, self.targets = name, progs, n_workers, targets
         self.only = only  # program indices this row runs (None: all)
         self.pool = None
-        self.result: dict = {"times": [], "kinds": {}, "findings": 0, "cpu": 0.0}
+        self.result: dict = {"times": [], "statuses": {}, "findings": 0, "cpu": 0.0}
         self.t_start = 0.0
 
     def _cpu(self):
@@ -256,18 +256,18 @@ class PipelineRow:
             return
         r = self.result
         pids0, w0, m0 = self._cpu()
-        kinds = Counter()
+        statuses = Counter()
         for i in idxs:
             t0 = time.perf_counter()
             ev = evaluate(self.progs[i], self.targets, self.pool.run_many, n_variants=0)
             dt = time.perf_counter() - t0
             if timed:
                 r["times"].append(dt)
-                kinds.update(f"{o.system}:{o.outcome.kind}" for o in ev.observations)
+                statuses.update(f"{o.system}:{o.outcome.status}" for o in ev.observations)
                 r["findings"] += len(ev.findings)
         pids1, w1, m1 = self._cpu()
         if timed:
-            merge(r, {"kinds": dict(kinds)})
+            merge(r, {"statuses": dict(statuses)})
             if r["cpu"] is not None and w0 is not None and w1 is not None and pids0 == pids1:
                 r["cpu"] += (w1 - w0) + (m1 - m0)
             else:
@@ -284,8 +284,8 @@ class PipelineRow:
 
 # ---- report ------------------------------------------------------------------------------------
 
-def fmt_kinds(kinds: dict) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "-"
+def fmt_counts(counts: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "-"
 
 
 def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
@@ -378,14 +378,14 @@ def report(rows: list[tuple[str, dict]], raw: dict, meta: dict) -> str:
         if "setup_times" in r:
             notes.append(f"of which fake-input setup {sum(r['setup_times']):.2f} s")
         if r.get("exc_types"):
-            notes.append("exceptions: " + fmt_kinds(r["exc_types"]))
+            notes.append("exceptions: " + fmt_counts(r["exc_types"]))
         if "replays" in r:
             notes.append(f"replays {r['replays']}")
         if "findings" in r:
             notes.append(f"findings {r['findings']}, worker restarts {r['restarts']}, "
                          f"worker startup + warmup {r.get('warm_wall', 0):.1f} s")
         lines.append(f"| {name} | {cpu_s} | {cpu_ratio} | {1000 * statistics.median(ts):.1f} | "
-                     f"{1000 * p95:.1f} | {1000 * ts[-1]:.1f} | {fmt_kinds(r['kinds'])} | "
+                     f"{1000 * p95:.1f} | {1000 * ts[-1]:.1f} | {fmt_counts(r['statuses'])} | "
                      f"{'; '.join(notes)} |")
     return "\n".join(lines) + "\n"
 

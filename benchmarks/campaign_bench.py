@@ -185,7 +185,7 @@ def floor(targets: list, programs: list[str]) -> dict:
     answers too: timed like the rest; their types are counted under "errors", so a floor that
     fails for a reason of its own shows)."""
     from shapefuzz.campaign.rotation import ROTATE, rotated
-    from shapefuzz.program.kinds import load_program
+    from shapefuzz.program.kinds import kind_of, load_program
     from shapefuzz.systems import accepts
 
     warnings.filterwarnings("ignore")
@@ -193,7 +193,7 @@ def floor(targets: list, programs: list[str]) -> dict:
     runs = [rotated(p.dumps(), tuple(targets), ROTATE) for p in loaded]  # Note [config rotation]
     per: dict = {"errors": {}}
     for system, config in targets:
-        mine = [p for p, run in zip(loaded, runs) if accepts(system, p.kind) and (system, config) in run]
+        mine = [p for p, run in zip(loaded, runs) if accepts(system, kind_of(p).name) and (system, config) in run]
         for k, p in enumerate(mine[:1] + mine):  # the first one twice: a warm-up, untimed, as
             t = time.perf_counter()              # the campaign's workers warm up at start
             try:

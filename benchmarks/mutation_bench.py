@@ -36,10 +36,10 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"mutation_bench.py: {message}; see --help\n")
 
 
-def _positive(kind):
+def _positive(cast):
     def check(text: str):
         try:
-            value = kind(text)
+            value = cast(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from None
         if value <= 0:

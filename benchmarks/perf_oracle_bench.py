@@ -54,10 +54,10 @@ def _orders(plant: str, program) -> str:
     with slow_plants.planted(plant) if plant else contextlib.nullcontext():
         s = scaling.measure(program)
     obs = record(Observation("make_fx", "default", Outcome("ok")), ScalingEvidence((s,)))
-    kinds = ", ".join(f.kind for f in scaling_findings(obs)) or "none"
+    symptoms = ", ".join(f.symptom for f in scaling_findings(obs)) or "none"
     return (f"| {plant or 'unmodified'} | {' / '.join(f'{c:.3f}' for c in s.cpu_s)} | "
             f"{growth_order(s.ns, s.cpu_s):.2f} | {' / '.join(map(str, s.sizes))} | "
-            f"{growth_order(s.ns, s.sizes):.2f} | {kinds} |")
+            f"{growth_order(s.ns, s.sizes):.2f} | {symptoms} |")
 
 
 def main(argv: list[str] | None = None) -> int:

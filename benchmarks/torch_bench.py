@@ -60,7 +60,7 @@ def timed_torch(program, config: str) -> tuple[float, dict]:
             t = time.process_time() - t0
     finally:
         gc.enable()
-    if outcome.kind != "ok":
+    if outcome.status != "ok":
         raise RuntimeError(f"torch config {config}: the workload must run, got {outcome.short()}")
     return t, dict(cfg.counts)
 

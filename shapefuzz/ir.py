@@ -22,7 +22,7 @@ class ProgramError(BadInput):
 class VType:
     """Static type of a value: a tensor of a dtype and rank, or a SymInt ('int')."""
 
-    kind: str  # "tensor" | "int"
+    sort: str  # "tensor" | "int"
     dtype: str = ""
     rank: int = 0
 

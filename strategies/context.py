@@ -57,7 +57,7 @@ class GenContext:
                 min_rank: int = 0, max_rank: int | None = None) -> list[Ref]:
         out = []
         for k, t in enumerate(self.types):
-            if t.kind != "tensor" or (dtype and t.dtype != dtype) or (dtypes and t.dtype not in dtypes):
+            if t.sort != "tensor" or (dtype and t.dtype != dtype) or (dtypes and t.dtype not in dtypes):
                 continue
             if t.rank < min_rank or (max_rank is not None and t.rank > max_rank):
                 continue

@@ -55,12 +55,12 @@ def _data(dtype: str, n: int, near: tuple[int, ...]) -> st.SearchStrategy:
 
 @st.composite
 def _mask(draw, n: int) -> tuple[bool, ...]:
-    kind = draw(sampled_from(["some", "none", "all", "one"]))
-    if kind == "none" or n == 0:
+    subset = draw(sampled_from(["some", "none", "all", "one"]))
+    if subset == "none" or n == 0:
         return (False,) * n
-    if kind == "all":
+    if subset == "all":
         return (True,) * n
-    if kind == "one":
+    if subset == "one":
         k = draw(st.integers(0, n - 1))
         return tuple(i == k for i in range(n))
     return tuple(draw(st.lists(st.booleans(), min_size=n, max_size=n)))

@@ -77,7 +77,7 @@ class _QGen:
         if op != "**" or abs(value) <= 2 ** 31:  # a power's value stays a machine int (Note [powers])
             self.emit(QInstr("binop", (op, a, b)), value)
 
-    def comparison(self, kind: str) -> None:
+    def comparison(self, op: str) -> None:
         draw = self.draw
         # Note [near the hint]: a backed size against a literal near its hint (`x.size(0) < 4` in
         # model code) is undecided for a backed symbol (its range is [2, oo)): bool guards,
@@ -103,7 +103,7 @@ class _QGen:
         else:
             cmp, b = draw(sampled_from(sorted(COMPARE))), self.operand()
         holds = COMPARE[cmp](self.val(a), self.val(b))
-        if kind == "check":
+        if op == "check":
             if not holds and draw(st.integers(0, 9)):  # mostly true checks: valid programs
                 cmp = {"<": ">=", ">=": "<", ">": "<=", "<=": ">", "==": "!=", "!=": "=="}[cmp]
             self.emit(QInstr("check", (cmp, a, b)))
@@ -156,21 +156,21 @@ def _qprograms(draw, max_ops: int, max_hint: int) -> QProgram:
     for _ in range(max_ops):
         if g.instrs and not draw(st.integers(0, 9)):
             break
-        kind = draw(sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check",
-                                     "size_fact"]))
-        if kind == "backed" or (not g.vals and kind != "unbacked"):
+        op = draw(sampled_from(["ask", "ask", "unbacked", "backed", "binop", "binop", "check",
+                                   "size_fact"]))
+        if op == "backed" or (not g.vals and op != "unbacked"):
             h = draw(hint)
             if h >= 2:
                 g.backed.append(len(g.vals))
             g.emit(QInstr("backed", (h,)), h)
-        elif kind == "unbacked":
+        elif op == "unbacked":
             u = draw(uval)
             g.unbacked.append(len(g.vals))
             g.emit(QInstr("unbacked", (u,)), u)
-        elif kind == "binop":
+        elif op == "binop":
             g.binop()
-        elif kind == "size_fact":
+        elif op == "size_fact":
             g.size_fact()
         else:
-            g.comparison(kind)
+            g.comparison(op)
     return QProgram(tuple(g.instrs))

@@ -19,9 +19,9 @@ mutant (the code before that statement is the original), so a mutant runs only t
 that reach it, and one that no program reaches is "unreached" without a run at all.
 
 Note [observable]: what a mutant must change to count. Per program: for every job (eager, then
-each system) the outcome kind and exception type, the outputs on the traced input and on every
+each system) the outcome status and exception type, the outputs on the traced input and on every
 replayed input (accepted or not, and what the artifact returned), the symbolic outputs evaluated
-under the binding, each decision's kind and answer, the number of guards and asserts, each z3
+under the binding, how each decision was made and its answer, the number of guards and asserts, each z3
 verdict the system recorded (sat / unsat / deserved / undecided, confirmed or not), and the
 signatures of every oracle's findings. Expression text is left out on purpose: a mutant that
 only writes an equivalent expression differently (a simplification step dropped, a cache
@@ -58,7 +58,7 @@ N_VARIANTS = 6  # the campaign default
 def _run(r) -> list | None:
     if r is None:
         return None
-    return [r.ok, r.error.split(":", 1)[0], [[v.kind, list(v.shape), v.dtype, _data(v.data)] for v in r.values]]
+    return [r.ok, r.error.split(":", 1)[0], [[v.sort, list(v.shape), v.dtype, _data(v.data)] for v in r.values]]
 
 
 def _data(data) -> list:
@@ -95,7 +95,7 @@ def observed(o) -> list:
     from shapefuzz.oracles.specialization import specialized
     from shapefuzz.systems.evidence.truth import question_replays
 
-    return [o.system, o.config, o.outcome.kind, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
+    return [o.system, o.config, o.outcome.status, o.outcome.exc_type, _run(o.artifact), _run(o.reference),
             [[r.accepted, bool(r.outside), _run(r.reference), _run(r.artifact)] for r in o.replays],
             list(o.out_eval), [[d.how, d.answer] for d in o.decisions], len(o.guards), len(o.asserts),
             [[c.oracle, _smt(c.status), c.confirmed] for c in o.smt], len(specialized(o)),

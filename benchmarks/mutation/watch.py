@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["TIMING_KINDS", "Watch"]
+__all__ = ["TIMING_SYMPTOMS", "Watch"]
 
-#: finding kinds (the signature's second field) judged only by the campaign's report
-TIMING_KINDS = frozenset({"slowdown"})
+#: finding symptoms (the signature's second field) judged only by the campaign's report
+TIMING_SYMPTOMS = frozenset({"slowdown"})
 
 #: a case.json younger than this may belong to a folder still being written by an older version
 SETTLE_S = 1.0
@@ -77,7 +77,7 @@ class Watch:
     def _look(self, case_dir: Path, finding: dict) -> Seen:
         sig = str(finding.get("signature", ""))
         oracle = str(finding.get("oracle") or sig.split(":", 1)[0])
-        if finding.get("pre_existing") or self.is_known(sig) or _kind(sig) in TIMING_KINDS:
+        if finding.get("pre_existing") or self.is_known(sig) or _symptom(sig) in TIMING_SYMPTOMS:
             return Seen(sig, oracle)
         mutant_exit, clean_exit = self.check(case_dir)
         return Seen(sig, oracle, mutant_exit, clean_exit, checked=True)
@@ -88,7 +88,7 @@ class Watch:
         return seen if seen is not None and seen.checked else None
 
 
-def _kind(signature: str) -> str:
+def _symptom(signature: str) -> str:
     parts = signature.split(":")
     return parts[1] if len(parts) > 1 else ""
 

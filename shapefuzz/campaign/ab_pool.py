@@ -290,7 +290,7 @@ class ABPool(ExecutorBase):
         pairs = [(by_key.get((b.system, b.config)), b) for b in base]
         line = {"hash": hashlib.sha256(jobs[0].program_json.encode()).hexdigest()[:16],
                 "times": [[b.system, b.config, c.elapsed_s, b.elapsed_s] for c, b in pairs
-                          if c is not None and c.outcome.kind == b.outcome.kind == "ok"],
+                          if c is not None and c.outcome.status == b.outcome.status == "ok"],
                 "improvements": [[b.system, b.config, why] for c, b in pairs if c is not None
                                  for why in improvements(program, eager, c, b)]}
         with open(self.samples, "a") as fh:

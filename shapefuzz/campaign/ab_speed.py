@@ -95,6 +95,6 @@ def fastest(old: list, new: list) -> list:
     out = []
     for o in old:
         n = again.get((o.system, o.config))
-        faster = n is not None and n.outcome.kind == o.outcome.kind and n.elapsed_s < o.elapsed_s
+        faster = n is not None and n.outcome.status == o.outcome.status and n.elapsed_s < o.elapsed_s
         out.append(dataclasses.replace(o, elapsed_s=n.elapsed_s) if faster else o)
     return out

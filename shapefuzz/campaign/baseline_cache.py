@@ -128,7 +128,7 @@ class BaselineCache:
         return obs
 
     def put(self, job, obs) -> None:
-        if obs.outcome.kind in NOT_STORED:
+        if obs.outcome.status in NOT_STORED:
             return
         blob = pickle.dumps(obs, protocol=pickle.HIGHEST_PROTOCOL)
         try:

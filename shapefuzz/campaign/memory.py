@@ -31,7 +31,7 @@ def limit_memory(memory_mb: int) -> None:
 
 def out_of_memory(obs: Observation) -> bool:
     o = obs.outcome
-    return o.kind == "error" and (o.exc_type == "MemoryError" or "can't allocate memory" in o.message
+    return o.status == "error" and (o.exc_type == "MemoryError" or "can't allocate memory" in o.message
                                   or "std::bad_alloc" in o.message)
 
 

@@ -117,8 +117,9 @@ def _row(sig: str, bug: FoundBug, case_dir: Path, confirmed: bool, blame_line: s
          opts: FuzzOptions) -> dict:
     """One finding of report.json."""
     f, (note, regressed) = bug.finding, _known_verdict(opts, sig)
+    # report.json keeps the symptom under "kind" (Note [file keys])
     return {"signature": sig, "oracle": f.oracle, "severity": f.severity, "system": f.system,
-            "config": f.config, "kind": f.kind, "summary": f.summary, "detail": f.detail,
+            "config": f.config, "kind": f.symptom, "summary": f.summary, "detail": f.detail,
             "case_dir": str(case_dir), "count": bug.count, "shrunk": bug.shrunk,
             "confirmed": confirmed, "program": bug.program.pretty(),
             "n_instrs": len(bug.program.instrs), "known": note is not None, "known_note": note or "",
@@ -324,7 +325,7 @@ def run_fuzz(opts: FuzzOptions, t0: float | None = None) -> int:
     if not opts.quiet:
         print(summary(camp, elapsed, findings, unconfirmed, new, opts))
     for bug in shapefuzz_bugs:  # loud, and never a silent exit 0
-        print(f"{_bug_kind(bug, opts.strict)}: {bug['message']}", file=sys.stderr)
+        print(f"{_bug_label(bug, opts.strict)}: {bug['message']}", file=sys.stderr)
     return exit_code(new, shapefuzz_bugs, opts.strict)
 
 
@@ -365,7 +366,7 @@ def exit_code(new: list, shapefuzz_bugs: list, strict: bool) -> int:
     return 1 if differences or failing else 0
 
 
-def _bug_kind(bug: dict, strict: bool = False) -> str:
+def _bug_label(bug: dict, strict: bool = False) -> str:
     if bug.get("torch_owned"):  # patching.torch_owned: no shapefuzz patch touches that state
         fails = "it fails the run under --strict" if strict else "known in torch 2.13 and 2.14.1 (reports/torch-2.13 row 27): not a failure unless --strict"
         return f"torch left its own global state changed (torch's bug, {fails}; the job is in report.json's shapefuzz_bugs)"

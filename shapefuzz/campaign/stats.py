@@ -14,7 +14,7 @@ __all__ = ["CampaignStats", "error_line", "program_hash"]
 class CampaignStats:
     programs: int = 0
     valid: int = 0
-    outcomes: Counter = field(default_factory=Counter)  # (system, config, kind) -> n
+    outcomes: Counter = field(default_factory=Counter)  # (system, config, outcome status) -> n
     ops: Counter = field(default_factory=Counter)
     decisions: Counter = field(default_factory=Counter)
     timeline: list = field(default_factory=list)  # (elapsed_s, programs, findings)
@@ -33,10 +33,10 @@ class CampaignStats:
         self.hashes.append(program_hash(ev.program))
         self.ops.update(ev.program.op_names())
         for o in ((ev.eager,) if ev.eager is not None else ()) + ev.observations:
-            self.outcomes[(o.system, o.config, o.outcome.kind)] += 1
+            self.outcomes[(o.system, o.config, o.outcome.status)] += 1
             self.decisions.update(d.how for d in o.decisions)
             self.smt.update((c.oracle, c.status) for c in getattr(o, "smt", ()))
-            if o.outcome.kind in ("error", "crash", "timeout"):
+            if o.outcome.status in ("error", "crash", "timeout"):
                 self.errors[(o.system, o.config, error_line(o.outcome))] += 1
         self.timeline.append((round(elapsed, 3), self.programs, n_bugs))
 

@@ -30,7 +30,7 @@ it, and a change there would still be caught after the next job that reads it, b
 Note [shapefuzz bugs]: an exception of shapefuzz's own code in a worker (STYLE 4's third kind
 of failure) is loud but does not end the campaign: the worker answers "bug" with the traceback
 and exits; the parent records it with the job attached (`WorkerPool.bugs`, report.json's
-`shapefuzz_bugs`, exit code 1), starts a fresh worker and gives the job an outcome of kind
+`shapefuzz_bugs`, exit code 1), starts a fresh worker and gives the job an outcome of status
 `bug`, which no oracle judges (check_all drops such observations, and a program whose eager run
 is one). The campaign goes on with the next program.
 
@@ -401,12 +401,12 @@ class WorkerPool(ExecutorBase):
         if task is not None:
             self._queue.appendleft(task)
 
-    def _fail(self, wi: int, kind: str, message: str) -> None:
+    def _fail(self, wi: int, status: str, message: str) -> None:
         task = self.workers[wi].task
         self.workers[wi].task = None
         self._replace(wi)
         job = task[2]
-        self._store(task, Observation(job.system, job.config, Outcome(kind, kind.capitalize(), message)))
+        self._store(task, Observation(job.system, job.config, Outcome(status, status.capitalize(), message)))
 
     def _replace(self, wi: int) -> None:
         # sent, never read by the worker going away: back to the queue, in their order

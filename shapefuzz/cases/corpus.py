@@ -141,6 +141,7 @@ def save_case(root: Path, case: Case, repro: str, log: str, observation: Any = N
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:=+-]{0,79}")
+#: the finding's keys in case.json: "kind" is the symptom (Note [file keys])
 _FINDING_FIELDS = {"oracle": str, "severity": str, "system": str, "config": str, "kind": str,
                    "summary": str, "detail": str, "signature": str, "replay_index": int}
 

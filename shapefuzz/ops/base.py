@@ -99,7 +99,7 @@ INT_LIKE = "SymInt or int literal"
 
 
 def expect_tensor(a: Any, what: str, dtypes: tuple[str, ...] = (), min_rank: int = 0) -> VType:
-    if not (isinstance(a, VType) and a.kind == "tensor"):
+    if not (isinstance(a, VType) and a.sort == "tensor"):
         raise ProgramError(f"{what} must be a tensor, got {a!r}")
     if dtypes and a.dtype not in dtypes:
         raise ProgramError(f"{what} must have dtype in {dtypes}, got {a.dtype}")

@@ -79,7 +79,7 @@ class Pattern:
     """cond = (lhs, cmp, rhs); `fast` is valid when cond holds, `general` always."""
 
     name: str
-    kinds: tuple[str, ...]  # operand kinds: "int", "tensor", "dim"
+    sorts: tuple[str, ...]  # operand sorts: "int", "tensor", "dim"
 
     def cond(self, o, src=False):  # -> (lhs, cmp, rhs), on values or on source strings
         raise NotImplementedError
@@ -91,7 +91,7 @@ class Pattern:
 
 
 class _IntPattern(Pattern):
-    kinds = ("int", "int")
+    sorts = ("int", "int")
 
     def result_type(self, types):
         return SYMINT
@@ -162,7 +162,7 @@ class FloorDivPattern(_IntPattern):
 
 
 class _TensorDimPattern(Pattern):
-    kinds = ("tensor", "dim", "int")
+    sorts = ("tensor", "dim", "int")
 
     def result_type(self, types):
         return types[0]
@@ -214,7 +214,7 @@ class NarrowFullPattern(_TensorDimPattern):
 
 class CatEmptyPattern(Pattern):
     name = "cat_empty"
-    kinds = ("tensor", "tensor", "dim")
+    sorts = ("tensor", "tensor", "dim")
 
     def result_type(self, types):
         return types[0]
@@ -252,16 +252,16 @@ class Branch(Op):
         expect_choice(mode, MODES, "branch mode")
         expect_choice(pat, PATTERNS, "branch pattern")
         p = PATTERNS[pat]
-        if len(ops) != len(p.kinds):
-            raise ProgramError(f"pattern {pat} takes {len(p.kinds)} operands, got {len(ops)}")
-        for k, (kind, o) in enumerate(zip(p.kinds, ops)):
-            if kind == "int":
+        if len(ops) != len(p.sorts):
+            raise ProgramError(f"pattern {pat} takes {len(p.sorts)} operands, got {len(ops)}")
+        for k, (sort, o) in enumerate(zip(p.sorts, ops)):
+            if sort == "int":
                 expect_int(o, f"operand {k}")
-            elif kind == "tensor":
+            elif sort == "tensor":
                 expect_tensor(o, f"operand {k}", min_rank=1)
-        if "dim" in p.kinds:
-            rank = min(o.rank for kind, o in zip(p.kinds, ops) if kind == "tensor")
-            expect_dim(ops[p.kinds.index("dim")], rank)
+        if "dim" in p.sorts:
+            rank = min(o.rank for sort, o in zip(p.sorts, ops) if sort == "tensor")
+            expect_dim(ops[p.sorts.index("dim")], rank)
         return (p.result_type(ops),)
 
     # -- eager: the interpreter asks decide(), then arm() (see interp.run) -------------------
@@ -338,13 +338,13 @@ class Branch(Op):
         mode = draw(sampled_from(MODES))
         names = OBLIVIOUS_PATTERNS if mode == "guard_size_oblivious" else sorted(PATTERNS)
         p = PATTERNS[draw(sampled_from(names))]
-        if p.kinds == ("int", "int"):
+        if p.sorts == ("int", "int"):
             a = ctx.pick_sym(draw)
             if a is None:
                 return
             lo = 1 if isinstance(p, FloorDivPattern) else None
             ops = (a, ctx.pick_int(draw, lo, None))
-        elif p.kinds == ("tensor", "dim", "int"):
+        elif p.sorts == ("tensor", "dim", "int"):
             x = ctx.pick_tensor(draw, min_rank=1)
             if x is None:
                 return

@@ -125,16 +125,16 @@ class _Reshape(Op):
             return
         t = ctx.val(x)
         numel, rank = t.numel(), t.dim()
-        kind = draw(sampled_from(["flatten", "keep_first", "by_k", "unit", "merge"]))
-        if kind == "flatten":
+        reshape = draw(sampled_from(["flatten", "keep_first", "by_k", "unit", "merge"]))
+        if reshape == "flatten":
             shape = (-1,)
-        elif kind == "keep_first" and rank >= 1:
+        elif reshape == "keep_first" and rank >= 1:
             shape = (ctx.emit("size", (x, 0))[0], -1)
-        elif kind == "by_k" and numel > 0:
+        elif reshape == "by_k" and numel > 0:
             ks = [k for k in (1, 2, 3, 4) if numel % k == 0]
             k = draw(sampled_from(ks))
             shape = (-1, k) if draw(st.booleans()) else (k, -1)
-        elif kind == "merge" and rank >= 2:
+        elif reshape == "merge" and rank >= 2:
             i = draw(st.integers(0, rank - 2))
             a, b = ctx.emit("size", (x, i))[0], ctx.emit("size", (x, i + 1))[0]
             ab = ctx.emit("binop", ("*", a, b))[0]

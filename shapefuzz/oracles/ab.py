@@ -110,13 +110,13 @@ def _spec(b: Observation) -> ABEvidence | None:
 
 
 def _wrong(program, eager, obs: Observation, undefined) -> dict:
-    """(oracle, kind) -> the finding, for every critical finding a one-torch per-observation
+    """(oracle, symptom) -> the finding, for every critical finding a one-torch per-observation
     oracle makes on `obs` (a timeout is the machine's load, not the build)."""
-    return _one_torch(program, eager, obs, undefined, lambda f: f.severity == Severity.CRITICAL and f.kind != "timeout")
+    return _one_torch(program, eager, obs, undefined, lambda f: f.severity == Severity.CRITICAL and f.symptom != "timeout")
 
 
 def _one_torch(program, eager, obs: Observation, undefined, keep=lambda f: True) -> dict:
-    """(oracle, kind) -> the first finding `keep` accepts of each one-torch per-observation
+    """(oracle, symptom) -> the first finding `keep` accepts of each one-torch per-observation
     oracle on `obs`."""
     one = CheckInput(program, eager, (obs,), obs, undefined)
     kind = kind_of(program).name
@@ -125,7 +125,7 @@ def _one_torch(program, eager, obs: Observation, undefined, keep=lambda f: True)
         if o.per_observation and not o.both_sides and kind in o.kinds:
             for f in o.check(one):
                 if keep(f):
-                    out.setdefault((f.oracle, f.kind), f)
+                    out.setdefault((f.oracle, f.symptom), f)
     return out
 
 
@@ -182,9 +182,9 @@ def _default_replay_input(name: str) -> bool:
 
 
 # ---- the classes --------------------------------------------------------------------------------
-def _finding(kind, severity, cand, summary, detail, spec, *where, expr="", shape="", index=-1):
-    return Finding(ORACLE, severity, cand.system, cand.config, kind, summary, detail,
-                   signature(ORACLE, kind, cand, *where, expr=expr, shape=shape), index, evidence=spec)
+def _finding(symptom, severity, cand, summary, detail, spec, *where, expr="", shape="", index=-1):
+    return Finding(ORACLE, severity, cand.system, cand.config, symptom, summary, detail,
+                   signature(ORACLE, symptom, cand, *where, expr=expr, shape=shape), index, evidence=spec)
 
 
 def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
@@ -192,7 +192,7 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
     not trace (a DDE, an error, a timeout) never got as far: it shows nothing about what the candidate traced beyond
     it, so that is the candidate's one-torch finding, not a regression (AB6, seed 331: 2.14.1
     fixed a DDE at a torch.cond, then met row 2's squeeze, which 2.13.0 never reached)."""
-    if cand.outcome.kind == "ok" and base.outcome.kind != "ok":
+    if cand.outcome.status == "ok" and base.outcome.status != "ok":
         return []
     mine, theirs = _wrong(program, eager, cand, undefined), _wrong(program, eager, base, undefined)
     out = []
@@ -201,12 +201,12 @@ def _regressions(program, eager, cand, base, undefined, spec) -> list[Finding]:
             keep = f.replay_index if _default_replay_input(f.oracle) else -1
             out.append(_finding("regression", Severity.CRITICAL, cand, f"candidate {f.summary}; the baseline "
                                 "agrees with eager here", f"{f.oracle}: {f.detail}", spec, f.oracle,
-                                f.kind, shape=f.signature.shape, index=keep))
+                                f.symptom, shape=f.signature.shape, index=keep))
     return out
 
 
 def _lost(cand, base, spec) -> list[Finding]:
-    if cand.outcome.kind == "dde" and base.outcome.kind == "ok":
+    if cand.outcome.status == "dde" and base.outcome.status == "ok":
         return [_finding("lost-precision", Severity.MEDIUM, cand, f"candidate {cand.system} raises a "
                          "data-dependent error where the baseline traces",
                          f"candidate: {cand.outcome.short()}\nbaseline: ok", spec, "dde",
@@ -277,7 +277,7 @@ def dropped_wrong_facts(eager, cand: Observation, base: Observation) -> list[str
     """The baseline's facts its own traced input fails that the candidate does not have, on a
     program eager (or the question program's own values: `eager` None) accepts. Only the facts
     the candidate lacks are evaluated: on most programs both builds have the same, and none is."""
-    if eager is not None and eager.outcome.kind != "ok":
+    if eager is not None and eager.outcome.status != "ok":
         return []
     missing = sorted(set(_facts(base)) - set(_facts(cand)))
     return self_refuted(base, missing) if missing else []
@@ -330,7 +330,7 @@ def _z3_guards(cand, base, spec, wrong_facts=()) -> list[Finding]:
     guards accept, so critical. `wrong_facts`: baseline facts its own input fails, left out
     (Note [the baseline rejects its own input])."""
     fc, fb = _facts(cand), [g for g in _facts(base) if g not in wrong_facts]
-    if fc == fb or not fb or cand.outcome.kind != "ok" or base.outcome.kind != "ok":
+    if fc == fb or not fb or cand.outcome.status != "ok" or base.outcome.status != "ok":
         return []
     rc, rb = _renaming(cand), _renaming(base)
     if sorted((rc.get(n, n), v) for n, v in cand.binding) != sorted((rb.get(n, n), v) for n, v in base.binding):
@@ -379,7 +379,7 @@ def _false_claim(cand, ren: dict[str, str], values: dict[str, int]) -> str:
 def slower(cand: Observation, base: Observation) -> bool:
     """The slowdown rule: SLOWDOWN x the baseline's time and SLOW_MIN_S more, same outcome."""
     c, b = cand.elapsed_s, base.elapsed_s
-    return cand.outcome.kind == base.outcome.kind and c > SLOWDOWN * b and c - b >= SLOW_MIN_S
+    return cand.outcome.status == base.outcome.status and c > SLOWDOWN * b and c - b >= SLOW_MIN_S
 
 
 def _slowdown(cand, base, spec) -> list[Finding]:
@@ -408,13 +408,13 @@ def ab_findings(c: CheckInput) -> list[Finding]:
 def improvements(program, eager, cand: Observation, base: Observation) -> list[str]:
     """What the candidate decides that the baseline did not, where the candidate agrees with
     eager (listed in the report, never a finding)."""
-    if cand.outcome.kind not in ("ok", "dde") or _wrong(program, eager, cand, program.undefined_outputs()):
+    if cand.outcome.status not in ("ok", "dde") or _wrong(program, eager, cand, program.undefined_outputs()):
         return []
-    if cand.outcome.kind == "ok" and dropped_wrong_facts(eager, cand, base):
+    if cand.outcome.status == "ok" and dropped_wrong_facts(eager, cand, base):
         return ["drops a guard or runtime assert that the baseline's own traced input fails"]
-    if cand.outcome.kind == "ok" and base.outcome.kind == "dde":
+    if cand.outcome.status == "ok" and base.outcome.status == "dde":
         return ["traces where the baseline raised a data-dependent error"]
-    if cand.outcome.kind != base.outcome.kind:
+    if cand.outcome.status != base.outcome.status:
         return []
     return ["decides a question the baseline fell back on" for dc, db, _ in _aligned(cand, base)
             if dc.how in CLAIMS and db.how == "fallback"][:1]
@@ -422,17 +422,17 @@ def improvements(program, eager, cand: Observation, base: Observation) -> list[s
 
 def supersede(c: CheckInput, found: list[Finding]) -> list[Finding]:
     """A one-torch finding on the candidate that a regression was made from is reported once, as
-    the regression (its signature's where starts with the inner oracle and kind): shrinking and
+    the regression (its signature's where starts with the inner oracle and symptom): shrinking and
     confirming it twice cost two more A/B runs, each two interpreters. One the baseline shows too
     is marked pre-existing (Note [pre-existing findings])."""
     made_from = {(f.system, f.config, *f.signature.where[:2]) for f in found
-                 if f.oracle == ORACLE and f.kind == "regression"}
-    kept = [f for f in found if f.oracle == ORACLE or (f.system, f.config, f.oracle, f.kind) not in made_from]
+                 if f.oracle == ORACLE and f.symptom == "regression"}
+    kept = [f for f in found if f.oracle == ORACLE or (f.system, f.config, f.oracle, f.symptom) not in made_from]
     return _mark_pre_existing(c, kept)
 
 
 # Note [pre-existing findings]: in an A/B campaign a one-torch oracle's finding on the candidate
-# that the baseline shows too on the same program, by (system, config, oracle, kind, where), is a bug of
+# that the baseline shows too on the same program, by (system, config, oracle, symptom, where), is a bug of
 # both builds: reported as any finding (it is one of torch's), but marked pre_existing, so that the
 # campaign shrinks it only as long as a known upstream issue's (Note [known shrink]) and it fails
 # the run only under --strict (run.exit_code): an A/B campaign is a gate on the change under test,
@@ -465,11 +465,11 @@ def _mark_pre_existing(c: CheckInput, found: list[Finding]) -> list[Finding]:
 
 def _same_bug(f: Finding) -> tuple:
     """What a baseline finding must share with the candidate's to be the same bug: system,
-    config, oracle, kind and where (the exception and torch frame, the output kind): a trace
+    config, oracle, symptom and where (the exception and torch frame, the output's sort): a trace
     error of another exception on the baseline is another bug (mutant d1c031ac2b91 of
     benchmarks/mutation: the candidate's AssertionError in create_symintnode was marked
     pre-existing for a baseline error elsewhere, and the A/B campaign missed the mutant)."""
-    return f.system, f.config, f.oracle, f.kind, f.signature.where
+    return f.system, f.config, f.oracle, f.symptom, f.signature.where
 
 
 ORACLE_OBJ = register(Oracle(

@@ -16,26 +16,26 @@ __all__ = ["eager_agreement", "first_wrong", "is_assert_rejection", "root_signat
 ORACLE = "eager-agreement"
 
 
-def signature(oracle: str, kind: str, obs: Observation, *extra: str, expr: str = "",
+def signature(oracle: str, symptom: str, obs: Observation, *extra: str, expr: str = "",
               systems: tuple[str, ...] = (), config: str = "", shape: str = "") -> Signature:
     """The Signature of a finding (shapefuzz/oracles/signature.py, Note [signature]); `expr` is the
     expression involved (or `shape` its normalized shape), `systems`/`config` override the
     observation's (differentials)."""
-    return make_signature(oracle, kind, systems or obs.system, config or obs.config, *extra,
+    return make_signature(oracle, symptom, systems or obs.system, config or obs.config, *extra,
                           expr=expr, shape=shape)
 
 
 def eager_agreement(eager: Observation, obs: Observation, undefined: frozenset[int]) -> list[Finding]:
     if obs.system == "eager":
         return []
-    kind = obs.outcome.kind
-    if kind in ("dde", "constraint"):
+    status = obs.outcome.status
+    if status in ("dde", "constraint"):
         return []  # expected: later oracles (z3) decide whether the DDE was deserved
-    if kind in ("crash", "timeout"):
-        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind, f"{obs.system} {kind}ed",
-                        obs.outcome.message, signature(ORACLE, kind, obs))]
-    if kind == "error":
-        if eager.outcome.kind != "ok":
+    if status in ("crash", "timeout"):  # the status is the finding's symptom
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, status, f"{obs.system} {status}ed",
+                        obs.outcome.message, signature(ORACLE, status, obs))]
+    if status == "error":
+        if eager.outcome.status != "ok":
             return []  # both reject the program
         o = obs.outcome
         f = Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, "trace-error",
@@ -69,15 +69,15 @@ def _artifact_findings(obs: Observation, undefined: frozenset[int]) -> list[Find
         out.append(final)
     if obs.reference.ok and obs.artifact.ok:
         for k, (v, got, expr) in enumerate(zip(obs.reference.values, obs.out_eval, obs.out_exprs)):
-            if k in undefined and v.kind == "int":
+            if k in undefined and v.sort == "int":
                 continue  # an int read from torch.empty's data
-            want = str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
+            want = str(v.data[0]) if v.sort == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
             if got and got != want:
                 out.append(Finding(
                     ORACLE, Severity.CRITICAL, obs.system, obs.config, "symbolic-shape",
                     f"{obs.system}'s symbolic output {k} evaluates to {got}, eager gives {want}",
                     f"output {k}: symbolic {expr} under {dict(obs.binding)} = {got}; eager {want}",
-                    signature(ORACLE, "symbolic-shape", obs, v.kind, shape=mismatch_shape(expr, got, want))))
+                    signature(ORACLE, "symbolic-shape", obs, v.sort, shape=mismatch_shape(expr, got, want))))
                 if obs.diverges:  # bucketed by where it went wrong first (Note [root cause])
                     out[-1] = _root_finding(obs, out[-1])
                 break
@@ -91,13 +91,13 @@ def _root_finding(obs: Observation, final: Finding) -> Finding:
     symptom it showed there: the signature holds that instruction's op and what is wrong with
     its result. (A squeeze that keeps an unbacked dim of size 1 gives a wrong symbolic shape
     when returned, and a graph that returns another shape than eager when broadcast afterwards:
-    one bug.) `final` is the symptom at the outputs: its kind stays the finding's (what the
+    one bug.) `final` is the finding at the outputs: its symptom stays the finding's (what the
     repro checks), its detail follows."""
     op, _, _, got, want = obs.diverges
     return Finding(
-        ORACLE, Severity.CRITICAL, obs.system, obs.config, final.kind,
+        ORACLE, Severity.CRITICAL, obs.system, obs.config, final.symptom,
         f"{obs.system}'s symbolic shape of {op} evaluates to {got}, eager gives {want}",
-        f"{first_wrong(obs.diverges)}\nat the outputs ({final.kind}): {final.detail}",
+        f"{first_wrong(obs.diverges)}\nat the outputs ({final.symptom}): {final.detail}",
         root_signature(ORACLE, obs, obs.diverges))
 
 
@@ -112,8 +112,8 @@ def root_signature(oracle: str, obs: Observation, diverges: tuple[str, ...]) -> 
     whose result differs from eager's (`diverges`: Observation.diverges or a replay's) and what
     is wrong with it, whichever oracle met it at the outputs."""
     op, family, expr, got, want = diverges
-    kind = "tensor" if expr.lstrip().startswith("[") else "int"
-    return signature(oracle, "symbolic-shape", obs, kind, root_where(op, family=family),
+    sort = "tensor" if expr.lstrip().startswith("[") else "int"
+    return signature(oracle, "symbolic-shape", obs, sort, root_where(op, family=family),
                      shape=mismatch_shape(expr, got, want))
 
 

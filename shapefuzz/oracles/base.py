@@ -67,7 +67,7 @@ class Compares(StrEnum):
 
     EAGER = "eager"  # the system against eager (or a question program's truth)
     RUNS = "runs"  # two runs of the program on one system (metamorphic)
-    #: compiled graphs against their own facts and each other (the finding's kind says which check)
+    #: compiled graphs against their own facts and each other (the finding's symptom says which check)
     GRAPHS = "graphs"
     CONFIGS = "configs"  # one system under several configs
     #: nothing a script can run, only z3's proof (the issue form shows the error, unconfirmed;
@@ -194,9 +194,9 @@ def check_all(program, eager: Observation | None, observations: Sequence[Observa
     """Every registered oracle over one program's observations (Note [oracle registry])."""
     kind = kind_of(program).name
     mine = [o for o in all_oracles() if kind in o.kinds]
-    if eager is not None and eager.outcome.kind == BUG:
+    if eager is not None and eager.outcome.status == BUG:
         return []  # Note [shapefuzz bugs] (workers.py): shapefuzz failed, not the program
-    both = tuple(o for o in observations if o.outcome.kind != BUG)
+    both = tuple(o for o in observations if o.outcome.status != BUG)
     observations = tuple(o for o in both if not o.system.endswith(BASELINE))
     undefined = program.undefined_outputs()
     base = CheckInput(program, eager, observations, None, undefined)

@@ -29,10 +29,10 @@ def blame(finding: Finding, program, ref=None, eager=None) -> str:
         return _config_blame(finding)
     if finding.system not in TORCH_SYSTEMS or ref is None:
         return ""
-    if ref.outcome.kind != "ok":
+    if ref.outcome.status != "ok":
         return f"ref cannot tell ({ref.outcome.short()})"
     if not kind_of(program).has_eager:  # the program's own truth judges ref (question programs)
-        wrong = [f for f in truth_agreement(program, ref) if f.kind not in ("crash", "timeout")]
+        wrong = [f for f in truth_agreement(program, ref) if f.symptom not in ("crash", "timeout")]
         if not wrong:
             return "torch bug: ref agrees with the concrete answers where torch does not"
         return ("shared misunderstanding: ref disagrees with the concrete answers too; check the "
@@ -54,9 +54,9 @@ def _config_blame(f: Finding) -> str:
 
 
 def _tensor_blame(ref, eager) -> str:
-    if eager is None or eager.outcome.kind != "ok" or eager.reference is None or not eager.reference.ok:
+    if eager is None or eager.outcome.status != "ok" or eager.reference is None or not eager.reference.ok:
         return ""
-    want = [str(v.data[0]) if v.kind == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
+    want = [str(v.data[0]) if v.sort == "int" else "[" + ", ".join(map(str, v.shape)) + "]"
             for v in eager.reference.values]
     got = list(ref.out_eval)
     pairs = [(w, g) for w, g in zip(want, got) if g]

@@ -33,7 +33,7 @@ def clause(outside: str) -> str:
 
 
 def contract(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
-    if obs.outcome.kind != "ok":
+    if obs.outcome.status != "ok":
         return []
     for i, rec in enumerate(obs.replays):
         if not rec.outside or rec.accepted or rec.artifact is None or not rec.artifact.ok:
@@ -41,14 +41,14 @@ def contract(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
         diff = compare_runs(rec.reference, rec.artifact, undefined)
         if diff is None:
             continue  # outside the contract, but right
-        kind, key, why = diff
+        symptom, key, why = diff
         sizes = ", ".join(f"{s.name}{list(s.shape)}" for s in rec.inputs)
-        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind,
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, symptom,
                         f"{obs.system} artifact runs on an input outside its own contract "
-                        f"({clause(rec.outside)}) and disagrees with eager ({kind})",
+                        f"({clause(rec.outside)}) and disagrees with eager ({symptom})",
                         f"replay input {i} ({sizes}) is outside the contract: {rec.outside}\n"
                         f"the artifact raised no error; {why}",
-                        signature(ORACLE, kind, obs, clause(rec.outside), key), i)]
+                        signature(ORACLE, symptom, obs, clause(rec.outside), key), i)]
     return []
 
 

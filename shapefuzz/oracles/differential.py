@@ -79,11 +79,11 @@ def config_mismatch(base: Observation, obs: Observation, aggressive: bool,
     path, which asks other questions and may end in a data-dependent error), so under an
     aggressive level nothing after the first claim turned fallback is compared but the values."""
     split = _first_fallback(base, obs) if aggressive and diverging else None
-    if base.outcome.kind != obs.outcome.kind and not (
+    if base.outcome.status != obs.outcome.status and not (
             split is not None and _same_after_split(base, obs)):
-        return f"outcome {base.outcome.kind} under {base.config}, {obs.outcome.kind} under {obs.config}"
+        return f"outcome {base.outcome.status} under {base.config}, {obs.outcome.status} under {obs.config}"
     if diverging:  # a tensor program: what it can observe, not ShapeEnv's internal decisions
-        if base.outcome.kind != "ok" or (split is not None and _asserted_at_run_time(base, obs)):
+        if base.outcome.status != "ok" or (split is not None and _asserted_at_run_time(base, obs)):
             return None
         if aggressive and base.fallback_branches != obs.fallback_branches:  # Note [different arms]
             return None  # (a semantics-preserving config must send the same branches: observable_mismatch)
@@ -126,11 +126,11 @@ def _same_after_split(base: Observation, obs: Observation) -> bool:
     on an expression it no longer decides), so its artifact rejects the same input instead
     (error vs ok whose artifact raised on the run's own binding). Whether that artifact's error
     is eager's is the eager-agreement oracle's question, not this one's."""
-    kinds = {base.outcome.kind, obs.outcome.kind}
-    if kinds == {"ok", "dde"}:
+    statuses = {base.outcome.status, obs.outcome.status}
+    if statuses == {"ok", "dde"}:
         return True
-    ok = obs if obs.outcome.kind == "ok" else base
-    return kinds == {"ok", "error"} and ok.artifact is not None and not ok.artifact.ok
+    ok = obs if obs.outcome.status == "ok" else base
+    return statuses == {"ok", "error"} and ok.artifact is not None and not ok.artifact.ok
 
 
 def _asserted_at_run_time(base: Observation, obs: Observation) -> bool:
@@ -161,13 +161,13 @@ def config_differential(observations: list[Observation], program=None,
         by_system.setdefault(o.system, {})[o.config] = o
     for system, cfgs in by_system.items():
         base = cfgs.get(BASELINES.get(system, "default"))
-        if base is None or base.outcome.kind in ("crash", "timeout"):
+        if base is None or base.outcome.status in ("crash", "timeout"):
             continue
         for name, obs in sorted(cfgs.items()):
-            kind = config_kind(name)
-            if obs is base or kind == "settings" or obs.outcome.kind in ("crash", "timeout"):
+            cfg_kind = config_kind(name)
+            if obs is base or cfg_kind == "settings" or obs.outcome.status in ("crash", "timeout"):
                 continue
-            why = config_mismatch(base, obs, kind == "aggressive", diverging)
+            why = config_mismatch(base, obs, cfg_kind == "aggressive", diverging)
             if why is None:
                 continue
             guilty, line = _blame(base, obs, cfgs, program, eager, diverging)
@@ -225,9 +225,9 @@ def _baseline_wrong(base: Observation, program, eager) -> str:
 
     if eager is not None:
         found = eager_agreement(eager, base, frozenset()) if base.artifact is not None or \
-            base.outcome.kind == "error" else []
+            base.outcome.status == "error" else []
     elif program is not None and getattr(program, "kind", "") == "questions":
-        found = [f for f in truth_agreement(program, base) if f.kind not in ("crash", "timeout")]
+        found = [f for f in truth_agreement(program, base) if f.symptom not in ("crash", "timeout")]
     else:
         found = []
     return found[0].summary if found else ""
@@ -291,19 +291,19 @@ def system_differential(observations: list[Observation], eager: Observation | No
     """`ref` (default config) against each torch system's default config on the same program:
     torch-env for question programs, make_fx and export for tensor programs."""
     ref = _default(observations, "ref")
-    if ref is None or ref.outcome.kind in ("crash", "timeout"):
+    if ref is None or ref.outcome.status in ("crash", "timeout"):
         return []
     out = []
     for other in TORCH_SIDES:
         obs = _default(observations, other)
-        if obs is None or obs.outcome.kind in ("crash", "timeout"):
+        if obs is None or obs.outcome.status in ("crash", "timeout"):
             continue
         why = system_mismatch(ref, obs, eager, _has_unbacked_input(program))
         if why is not None:
-            kind, extra, text = why
-            out.append(Finding("system-differential", Severity.HIGH, other, "default", kind,
-                               f"ref and {other} disagree ({kind})", text,
-                               signature("system-differential", kind, obs, extra,
+            symptom, extra, text = why
+            out.append(Finding("system-differential", Severity.HIGH, other, "default", symptom,
+                               f"ref and {other} disagree ({symptom})", text,
+                               signature("system-differential", symptom, obs, extra,
                                          systems=("ref", other))))
     return out
 
@@ -325,7 +325,7 @@ def _has_unbacked_input(program) -> bool:
 
 def system_mismatch(ref: Observation, other: Observation, eager: Observation | None = None,
                     unbacked_input: bool = False) -> tuple[str, str, str] | None:
-    """(kind, signature extra, explanation) when `ref` and a torch system disagree beyond the
+    """(symptom, signature extra, explanation) when `ref` and a torch system disagree beyond the
     KNOWN_DIFFERENCES, else None. Also what a system-differential repro.py checks.
     `unbacked_input`: the tensor program has an unbacked input dim."""
     if other.system == "torch-env":
@@ -334,10 +334,10 @@ def system_mismatch(ref: Observation, other: Observation, eager: Observation | N
 
 
 def _question_mismatch(ref: Observation, te: Observation) -> tuple[str, str, str] | None:
-    pair = f"{ref.outcome.kind}-vs-{te.outcome.kind}"
+    pair = f"{ref.outcome.status}-vs-{te.outcome.status}"
     if ("ref", "torch-env", pair) in KNOWN_DIFFERENCES:
         return None
-    if ref.outcome.kind != te.outcome.kind:
+    if ref.outcome.status != te.outcome.status:
         return "outcome", pair, f"outcome: ref {ref.outcome.short()}; torch-env {te.outcome.short()}"
     for k, (a, b) in enumerate(zip(ref.decisions, te.decisions)):
         if "fallback" not in (a.how, b.how) and a.answer != b.answer:
@@ -346,10 +346,10 @@ def _question_mismatch(ref: Observation, te: Observation) -> tuple[str, str, str
     return _value_mismatch(ref, te, "answer")
 
 
-def _value_mismatch(ref: Observation, other: Observation, kind: str):
+def _value_mismatch(ref: Observation, other: Observation, symptom: str):
     for k, (a, b) in enumerate(zip(ref.out_eval, other.out_eval)):
         if a and b and a != b:
-            return kind, "", (f"value {k}: ref {ref.out_exprs[k]} = {a}; {other.system} "
+            return symptom, "", (f"value {k}: ref {ref.out_exprs[k]} = {a}; {other.system} "
                               f"{other.out_exprs[k]} = {b}")
     return None
 
@@ -360,20 +360,20 @@ def _tensor_mismatch(ref: Observation, tr: Observation, eager: Observation | Non
     system and at run time in another), the same outcome among ok / dde, and output shapes that
     agree under each system's own binding. An error on a valid program is already the
     eager-agreement oracle's finding for the system that raised it, so it is not repeated here."""
-    if ref.outcome.exc_type == "NoShapeRule" or (eager is not None and eager.outcome.kind != "ok"):
+    if ref.outcome.exc_type == "NoShapeRule" or (eager is not None and eager.outcome.status != "ok"):
         return None
-    kinds = (ref.outcome.kind, tr.outcome.kind)
-    if "error" in kinds or ("constraint" in kinds and ("ref", "export", "constraint") in KNOWN_DIFFERENCES):
+    statuses = (ref.outcome.status, tr.outcome.status)
+    if "error" in statuses or ("constraint" in statuses and ("ref", "export", "constraint") in KNOWN_DIFFERENCES):
         return None
-    pair = f"{kinds[0]}-vs-{kinds[1]}"
+    pair = f"{statuses[0]}-vs-{statuses[1]}"
     if ref.outcome.message.startswith(SQUEEZE_DDE):
         pair += ":squeeze"
-    if kinds[0] != kinds[1]:
+    if statuses[0] != statuses[1]:
         if ("ref", tr.system, pair) in KNOWN_DIFFERENCES and (
                 tr.system != "export" or unbacked_input or pair.endswith(":squeeze")):
             return None
         return "outcome", pair, f"outcome: ref {ref.outcome.short()}; {tr.system} {tr.outcome.short()}"
-    if kinds[0] != "ok":
+    if statuses[0] != "ok":
         return None
     return _value_mismatch(ref, tr, "shape")
 

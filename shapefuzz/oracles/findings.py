@@ -10,7 +10,7 @@ from shapefuzz.oracles.signature import Signature
 from shapefuzz.systems.evidence import from_json as evidence_from_json
 from shapefuzz.systems.evidence import to_json as evidence_json
 
-__all__ = ["SEVERITIES", "TORCH_SYSTEMS", "Finding", "Severity"]
+__all__ = ["FILE_KEYS", "SEVERITIES", "TORCH_SYSTEMS", "Finding", "Severity"]
 
 
 class Severity(StrEnum):
@@ -25,6 +25,10 @@ class Severity(StrEnum):
 
 SEVERITIES = tuple(Severity)
 
+#: Note [file keys] (systems/observation.py): case.json, report.json and campaign-state.json keep
+#: the finding's symptom under its old key "kind"
+FILE_KEYS = {"symptom": "kind"}
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -32,7 +36,7 @@ class Finding:
     severity: Severity  # a str naming one is taken (files, plugins) and checked
     system: str
     config: str
-    kind: str  # e.g. wrong-value, accepts-invalid, trace-error
+    symptom: str  # e.g. wrong-value, accepts-invalid, trace-error: the signature's symptom
     summary: str  # one line
     detail: str  # what differs, as a user reads it
     signature: Signature  # stable across runs and seeds: the dedupe key (a str is read back)
@@ -55,7 +59,7 @@ class Finding:
         return self.signature.key()
 
     def to_json(self) -> dict:
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out = {FILE_KEYS.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
         out["signature"] = self.key
         out["signature_fields"] = self.signature.to_json()
         out["evidence"] = evidence_json(self.evidence)
@@ -73,7 +77,8 @@ class Finding:
                 sig = parsed
         except (KeyError, TypeError, ValueError, AttributeError):
             pass
-        return cls(**{**{f.name: obj[f.name] for f in fields(cls) if f.name in obj}, "signature": sig,
+        keys = {f.name: FILE_KEYS.get(f.name, f.name) for f in fields(cls)}
+        return cls(**{**{name: obj[key] for name, key in keys.items() if key in obj}, "signature": sig,
                       "evidence": evidence_from_json(obj.get("evidence"))})
 
 

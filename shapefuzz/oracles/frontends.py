@@ -41,8 +41,8 @@ def pair_of(f: Finding) -> tuple[tuple[str, str], ...]:
     return f.signature.pair or ((f.system, f.config),)
 
 
-def _kind(o: Observation) -> str:
-    return o.outcome.kind
+def _status(o: Observation) -> str:
+    return o.outcome.status
 
 
 def frontend_differential(program, observations: list[Observation]) -> list[Finding]:
@@ -54,7 +54,7 @@ def frontend_differential(program, observations: list[Observation]) -> list[Find
             continue
         if a[0] == "make_fx" and any("unbacked" in s.dims for s in program.inputs):
             continue
-        ka, kb = _kind(oa), _kind(ob)
+        ka, kb = _status(oa), _status(ob)
         comparable = {"ok", "dde", "constraint"}
         if ka == kb or ka not in comparable or kb not in comparable:
             continue  # errors, crashes and timeouts are eager agreement's to judge

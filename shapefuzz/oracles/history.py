@@ -47,7 +47,7 @@ def across_configs(program, observations, eager: Observation | None = None) -> l
     under the default config (or the first config that shows it); a config-specific one under
     its own config (Note [signature]: the config delta stays in the signature). A tensor
     program is judged only when eager runs it (its checks hold, so the facts are true)."""
-    if kind_of(program).has_eager and (eager is None or eager.outcome.kind != "ok"):
+    if kind_of(program).has_eager and (eager is None or eager.outcome.status != "ok"):
         return []
     judge = tensor_findings if kind_of(program).has_eager else history_findings
     return one_per_bucket([f for obs in observations for f in judge(program, obs)])
@@ -64,16 +64,16 @@ def tensor_findings(program, obs: Observation) -> list[Finding]:
     the fresh claim must also be the concrete answer at the run's values (a size-oblivious one
     assumes sizes >= 2 by design, and is not)."""
     for r in records(obs):
-        kind = stale(r.live, r.fresh)
-        if not kind or not _concretely(r):
+        symptom = stale(r.live, r.fresh)
+        if not symptom or not _concretely(r):
             continue
         live = "a data-dependent error" if r.live[1] == "dde" else f"{r.live[0]} ({r.live[1]})"
         detail = (f"{r.mode}({r.expr}) in the trace: live ShapeEnv {live}; a fresh ShapeEnv with "
                   f"the same symbols, ranges, guards and asserts and no earlier question answers "
                   f"{r.fresh[0]} ({r.fresh[1]}); at the run's values it is {r.concrete or '?'}")
-        return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
-                        f"{obs.system} ({obs.config}): {kind} on {r.mode}", detail,
-                        signature(ORACLE, kind, obs, r.mode, shape=expr_class(r.expr)), r.question,
+        return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, symptom,
+                        f"{obs.system} ({obs.config}): {symptom} on {r.mode}", detail,
+                        signature(ORACLE, symptom, obs, r.mode, shape=expr_class(r.expr)), r.question,
                         evidence=HistoryEvidence((r,)))]
     return []
 
@@ -91,8 +91,8 @@ def _concretely(r) -> bool:
 def history_findings(program, obs: Observation) -> list[Finding]:
     answers = truth(program).answers
     for r in records(obs):
-        kind = stale(r.live, r.fresh)
-        if not kind or not valid_until(program, r.question):
+        symptom = stale(r.live, r.fresh)
+        if not symptom or not valid_until(program, r.question):
             continue
         mode = program.instrs[program.asks()[r.question]].args[0]
         if mode != "size_oblivious" and r.fresh[0] != str(answers[r.question]):
@@ -100,9 +100,9 @@ def history_findings(program, obs: Observation) -> list[Finding]:
         live = "a data-dependent error" if r.live[1] == "dde" else f"{r.live[0]} ({r.live[1]})"
         detail = (f"question {r.question}: {mode}({r.expr}): live run {live}; a fresh ShapeEnv with "
                   f"the same facts and no earlier question answers {r.fresh[0]} ({r.fresh[1]})")
-        return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
-                        f"{obs.system} ({obs.config}): {kind} on {mode}", detail,
-                        signature(ORACLE, kind, obs, mode, shape=expr_class(r.expr)), r.question,
+        return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, symptom,
+                        f"{obs.system} ({obs.config}): {symptom} on {mode}", detail,
+                        signature(ORACLE, symptom, obs, mode, shape=expr_class(r.expr)), r.question,
                         evidence=HistoryEvidence((replace(r, mode=mode),)))]
     return []
 

@@ -26,7 +26,7 @@ def echoes_of(obs: Observation) -> tuple[Echo, ...]:
 
 def metamorphic(program, obs: Observation) -> list[Finding]:
     echoes = echoes_of(obs)
-    if obs.outcome.kind in ("crash", "timeout") or not echoes:
+    if obs.outcome.status in ("crash", "timeout") or not echoes:
         return []
     base = echo_of("base", obs)
     for e in echoes:

@@ -68,7 +68,7 @@ def _facts(o: Observation) -> list[str]:
 
 
 def _axioms(o: Observation) -> list[str]:
-    return [e for _, kind, e in o.axioms if kind in ("input", "range", "size")]
+    return [e for _, origin, e in o.axioms if origin in ("input", "range", "size")]
 
 
 def _not_implied(have: list[str], want: list[str], axioms: list[str], settings) -> str:

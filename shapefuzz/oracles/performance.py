@@ -31,14 +31,14 @@ def _table(s: Scaling) -> str:
                              f"least CPU time over {s.rounds} interleaved round(s))"])
 
 
-def _finding(obs: Observation, s: Scaling, kind: str, what: str, ys) -> Finding:
+def _finding(obs: Observation, s: Scaling, symptom: str, what: str, ys) -> Finding:
     order = growth_order(s.ns, ys)
     detail = _table(s) + (f"\n\nhottest torch functions at n = {s.profile_n or s.ns[-1]} (cProfile, by own time):\n"
                           + s.profile if s.profile else "")
-    return Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, kind,
+    return Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, symptom,
                    f"{obs.system}: {what} grows with order {order:.1f} over {s.family} of the "
                    f"program (n = {', '.join(map(str, s.ns))}); expected {s.expected_order:g}",
-                   detail, signature(ORACLE, kind, obs), evidence=ScalingEvidence((s,)))
+                   detail, signature(ORACLE, symptom, obs), evidence=ScalingEvidence((s,)))
 
 
 def families(obs: Observation) -> tuple[Scaling, ...]:
@@ -48,11 +48,11 @@ def families(obs: Observation) -> tuple[Scaling, ...]:
 
 
 def scaling_findings(obs: Observation) -> list[Finding]:
-    return [_finding(obs, s, kind, *_SERIES[kind](s)) for s in families(obs)
-            for kind in superlinear_kinds(s.ns, s.cpu_s, s.sizes, s.expected_order, ORDER_MARGIN)]
+    return [_finding(obs, s, symptom, *_SERIES[symptom](s)) for s in families(obs)
+            for symptom in superlinear_kinds(s.ns, s.cpu_s, s.sizes, s.expected_order, ORDER_MARGIN)]
 
 
-#: finding kind -> (what grows, as the summary says it; its measurements)
+#: finding symptom -> (what grows, as the summary says it; its measurements)
 _SERIES = {"superlinear-time": lambda s: ("trace time", s.cpu_s),
            "superlinear-size": lambda s: ("the guards' and asserts' size", s.sizes)}
 

@@ -27,7 +27,7 @@ __all__ = ["ORACLE", "calls_of", "recompile_behaviour"]
 
 ORACLE = "recompile"
 
-#: CallRecord field -> (kind, severity, summary)
+#: CallRecord field -> (symptom, severity, summary)
 _CHECKS = (
     ("reuse_violation", "unsound-reuse", Severity.CRITICAL,
      "a cached compiled graph ran on inputs its own guards reject"),
@@ -51,7 +51,7 @@ def recompile_behaviour(obs: Observation) -> list[Finding]:
     if obs.system != "compile" or not calls:
         return []
     out = []
-    for field, kind, severity, summary in _CHECKS:
+    for field, symptom, severity, summary in _CHECKS:
         rec = next((r for r in calls if getattr(r, field)), None)
         if rec is None:
             continue
@@ -60,9 +60,9 @@ def recompile_behaviour(obs: Observation) -> list[Finding]:
                             f"{r.new_graphs} new graph(s), ran {list(r.graphs_run)}"
                             for r in calls[: rec.index + 1])
         out.append(Finding(
-            ORACLE, severity, obs.system, obs.config, kind, f"compile ({obs.config}): {summary}",
+            ORACLE, severity, obs.system, obs.config, symptom, f"compile ({obs.config}): {summary}",
             f"call {rec.index} (inputs {shapes}): {getattr(rec, field)}\ncalls: {history}",
-            f"{ORACLE}:{kind}:{obs.system}:{obs.config}", rec.index - 1))
+            f"{ORACLE}:{symptom}:{obs.system}:{obs.config}", rec.index - 1))
     return out
 
 

@@ -14,7 +14,7 @@ ORACLE = "replay"
 
 
 def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Finding]:
-    if obs.outcome.kind != "ok":
+    if obs.outcome.status != "ok":
         return []
     for i, rec in enumerate(obs.replays):
         if not rec.accepted or rec.artifact is None or _same_failure(obs.artifact, rec.artifact):
@@ -22,16 +22,16 @@ def replay_agreement(obs: Observation, undefined: frozenset[int]) -> list[Findin
         diff = compare_runs(rec.reference, rec.artifact, undefined)
         if diff is None:
             continue
-        kind, key, why = diff
+        symptom, key, why = diff
         sizes = ", ".join(f"{s.name}{list(s.shape)}" for s in rec.inputs)
         # Note [root cause]: bucketed by the first instruction that goes wrong on this input
         # (else on the traced inputs), as eager agreement buckets the same bug
         root = rec.diverges or obs.diverges
         first = f"\n{first_wrong(root)}" if root else ""
-        return [Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, kind,
-                        f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({kind})",
+        return [Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, symptom,
+                        f"{obs.system} artifact passes its guards on a new input but disagrees with eager ({symptom})",
                         f"replay input {i} ({sizes}): {why}{first}",
-                        root_signature(ORACLE, obs, root) if root else signature(ORACLE, kind, obs, key), i)]
+                        root_signature(ORACLE, obs, root) if root else signature(ORACLE, symptom, obs, key), i)]
     return []
 
 

@@ -19,7 +19,7 @@ facts give (z3 proves it), and that decides the question:
 2. each proved bound is a repair: t becomes a fresh symbol with the tighter range (or a + w, w in
    the tighter range of t - a), and the question goes through bound_sympy again (the relation and
    lhs - rhs against 0, so sympy cancels a against itself). The smallest t whose repair decides
-   it is the root cause, `lost[FloorDiv(x+,c+)]`: its head and the kind of each argument,
+   it is the root cause, `lost[FloorDiv(x+,c+)]`: its head and the class of each argument,
    constant `c` or not `x`, with its sign from torch's own range (`+` >= 0, `-` <= 0, none when
    unknown: no `?`, which known_issues.json's wildcards would read as any character), so
    `u0 < u0//2` and `Eq(u0 + 1, (u0 + 1)//2)` share one bucket and `2//u0 != 3` has another
@@ -65,9 +65,9 @@ ASSUMPTIONS = (("backed>=1", "s", 1), ("unbacked>=0", "u", 0), ("backed>=2", "s"
                ("unbacked>=1", "u", 1), ("unbacked>=2", "u", 2))
 _HEADS = {"floor": "FloorDiv", "CleanDiv": "FloorDiv", "StrictLessThan": "Cmp", "LessThan": "Cmp",
           "StrictGreaterThan": "Cmp", "GreaterThan": "Cmp"}
-#: heads whose bucket has no argument kinds: Min and Max are monotone in every argument and
+#: heads whose bucket has no argument classes: Min and Max are monotone in every argument and
 #: their interval is exact whatever the signs, so what torch loses of them is only their relation
-#: to an argument (Min(a, b) <= a), the same for every kind of argument
+#: to an argument (Min(a, b) <= a), the same for every class of argument
 _SIGN_FREE = ("Min", "Max")
 #: heads whose value is related to their operands in ways intervals cannot express
 _ARITH = ("Add", "Mul", "Pow", "Symbol")
@@ -87,9 +87,9 @@ def knowledge(obs) -> Knowledge:
     """From an Observation: the ranges it recorded (torch-env), narrowed by its `range` facts
     (make_fx / export DDEs record the raising ShapeEnv's finite bounds that way)."""
     ranges: dict[str, list] = {n: list(_vr(t)) for n, t in getattr(obs, "ranges", ())}
-    facts = [e for _, kind, e in obs.axioms]
-    for _, kind, e in obs.axioms:
-        if kind == "range":
+    facts = [e for _, origin, e in obs.axioms]
+    for _, origin, e in obs.axioms:
+        if origin == "range":
             _narrow(ranges, e)
     facts += [f"{n} >= {lo}" for n, (lo, _) in ranges.items() if n.startswith("s") and lo is not None]
     facts += [f"{n} <= {hi}" for n, (_, hi) in ranges.items() if n.startswith("s") and hi is not None]
@@ -190,12 +190,12 @@ class _Analysis:
         head = _HEADS.get(type(t).__name__, type(t).__name__)
         if head in _SIGN_FREE:
             return "lost[MinMax]"  # one gap, mirrored: Min(a, b) <= a as Max(a, b) >= a
-        kinds = [self._kind(a) for a in t.args]
+        classes = [self._arg_class(a) for a in t.args]
         if head in ("Add", "Mul"):
-            kinds.sort()  # commutative: the order is sympy's, not the bug's
-        return f"lost[{head}({','.join(kinds)})]"
+            classes.sort()  # commutative: the order is sympy's, not the bug's
+        return f"lost[{head}({','.join(classes)})]"
 
-    def _kind(self, a: sympy.Basic) -> str:
+    def _arg_class(self, a: sympy.Basic) -> str:
         if a.is_Number:
             return "c+" if a >= 0 else "c-"
         vr = self._bound(a)

@@ -6,12 +6,12 @@ same bug is met again in another program, run or seed, and what tells two bugs a
 - the oracle and the systems it compared;
 - the config delta: the config name, or for a config differential the guilty toggle when the
   single-toggle configs name it (blame), so "agfs=2" and "all-on" failing for one toggle merge;
-- the symptom: the finding's kind (trace-error, wrong-shape ...), with the kinds that are one
-  symptom folded into a class (SYMPTOM_CLASSES: a wrong claim on the traced values and one only
+- the symptom: the finding's symptom (trace-error, wrong-shape ...), with the symptoms that are
+  one bug folded into a class (SYMPTOM_CLASSES: a wrong claim on the traced values and one only
   on replayed values are the same bug met with other values);
-- where: the exception type and top torch frame, the output kind, or the question mode when the
+- where: the exception type and top torch frame, the output's sort, or the question mode when the
   mode itself is the symptom (a wrong fallback);
-- the shape of the expression involved, normalized: symbols renamed by kind (B backed, U unbacked),
+- the shape of the expression involved, normalized: symbols renamed by sort (B backed, U unbacked),
   every constant (integers and True/False) abstracted to C, relations folded into two families
   (Eq for == / !=, Cmp for orderings), and subterms nested deeper than three levels elided. So
   `Ne(s75**2, 0)` and `Eq(s3**2, 7)` share a shape, and an answer torch's sympy had already
@@ -58,11 +58,11 @@ class Signature:
     back from an old case file (`from_key`) equals the signature computed afresh."""
 
     oracle: str
-    symptom: str  # the finding's kind
+    symptom: str  # the finding's symptom, folded (SYMPTOM_CLASSES)
     systems: tuple[str, ...]
     config: str  # config name, or the guilty toggle of a config differential
     shape: str = ""  # normalized expression shape, "" when no expression is involved
-    where: tuple[str, ...] = ()  # exception type and torch frame / output kind / mode
+    where: tuple[str, ...] = ()  # exception type and torch frame / output's sort / mode
     #: the (system, config) pairs a front-end differential compares (rendered a0:a1-vs-b0:b1 in
     #: place of systems and config)
     pair: tuple[tuple[str, str], ...] = ()
@@ -139,7 +139,7 @@ def _tail(rest: str | None) -> tuple[str, ...]:
     return (rest,) if rest else ()
 
 
-#: finding kinds that are one symptom: a wrong claim (or value expression) shows on the traced
+#: finding symptoms that are one bug: a wrong claim (or value expression) shows on the traced
 #: values or only on other values that pass every guard (qreplay) depending on the values the
 #: program happened to draw, not on the bug; and how the claim was made (static, guard, assert,
 #: hint) follows from the program's facts too
@@ -222,9 +222,9 @@ def expr_shape(text: str, max_depth: int = MAX_DEPTH) -> str:
 
 
 def _norm(tok: str) -> str:
-    kind = {"s": "B", "u": "U", "v": "V"}.get(tok[:1]) if tok[1:].isdigit() else None
-    if kind:  # torch's backed s<N> / unbacked u<N>, question-program values v<N>
-        return kind
+    sort = {"s": "B", "u": "U", "v": "V"}.get(tok[:1]) if tok[1:].isdigit() else None
+    if sort:  # torch's backed s<N> / unbacked u<N>, question-program values v<N>
+        return sort
     if tok[:1].isdigit() or tok in _CONSTANTS:
         return "C"
     return _RELATIONS.get(tok, tok)

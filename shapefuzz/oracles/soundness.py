@@ -29,7 +29,7 @@ def smt_findings(program, obs) -> list[Finding]:
         if c.oracle == "spurious-dde":
             continue  # its own oracle's verdict (shapefuzz.oracles.spurious_dde)
         if c.status == "sat" and c.confirmed:
-            kind = {"static-soundness": "unsound-static", "guard-soundness": "unsound-guards",
+            symptom = {"static-soundness": "unsound-static", "guard-soundness": "unsound-guards",
                     "hint-sanity": "guard-false-at-hint"}[c.oracle]
             d = obs.decisions[c.decision] if 0 <= c.decision < len(obs.decisions) else None
             what = f"decision {c.decision}: {d.expr} -> {d.answer} ({d.how})" if d else c.claim
@@ -38,14 +38,14 @@ def smt_findings(program, obs) -> list[Finding]:
         else:
             continue
         shape = _claim_bucket(c.claim, obs) or _shape(c.claim)
-        out.append(Finding(c.oracle, _SEVERITY[c.oracle], obs.system, obs.config, kind,
-                           f"{obs.system} ({obs.config}): {kind}: {c.claim}"[:200], detail,
-                           signature(c.oracle, kind, obs, shape), i))
+        out.append(Finding(c.oracle, _SEVERITY[c.oracle], obs.system, obs.config, symptom,
+                           f"{obs.system} ({obs.config}): {symptom}: {c.claim}"[:200], detail,
+                           signature(c.oracle, symptom, obs, shape), i))
     return out[:1] + [f for f in out[1:] if f.signature != out[0].signature][:2]
 
 
 def _facts_text(obs) -> str:
-    return "; ".join(f"[{at}] {kind}: {e}" for at, kind, e in obs.axioms)[:3000]
+    return "; ".join(f"[{at}] {origin}: {e}" for at, origin, e in obs.axioms)[:3000]
 
 
 def _shape(claim: str) -> str:

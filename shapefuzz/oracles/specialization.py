@@ -37,7 +37,7 @@ def specialized(obs: Observation) -> tuple[SpecializedDim, ...]:
 
 def silent_specialization(obs: Observation) -> list[Finding]:
     dims = specialized(obs)
-    if obs.outcome.kind != "ok" or not dims:
+    if obs.outcome.status != "ok" or not dims:
         return []
     return [Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, "silent-specialization",
                     f"{obs.system} ({obs.config}): a dim declared dynamic was specialized to a "

@@ -51,7 +51,7 @@ from shapefuzz.systems.observation import Observation
 __all__ = ["expr_class", "one_per_bucket", "root_bucket", "spurious_dde", "valid_until"]
 
 ORACLE = "spurious-dde"
-KIND = "completeness"
+SYMPTOM = "completeness"
 #: the torch call a question program's DDE came from, by question mode
 _RAISER = {"bool": "bool", "size_oblivious": "guard_size_oblivious"}
 
@@ -61,7 +61,7 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
     only a program eager ran is valid (its facts hold)."""
     ref = next((o for o in observations if o.system == "ref" and o.config == "default"), None)
     questions = getattr(program, "asks", None) is not None
-    if not questions and (eager is None or eager.outcome.kind != "ok"):
+    if not questions and (eager is None or eager.outcome.status != "ok"):
         return []
     out = []
     for obs in observations:
@@ -74,9 +74,9 @@ def spurious_dde(program, observations, eager: Observation | None = None) -> lis
                   f"(z3)\nroot cause: {cls} (whole expression: {expr_class(c.claim)})\n"
                   f"facts: {_facts_text(obs)}" + (f"\n{evidence}" if evidence else ""))
         # Note [root cause bucket]: the signature holds what torch lost, not the raiser
-        out.append(Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, KIND,
+        out.append(Finding(ORACLE, Severity.MEDIUM, obs.system, obs.config, SYMPTOM,
                            f"{obs.system} ({obs.config}): spurious DDE on {c.claim}"[:200], detail,
-                           signature(ORACLE, KIND, obs, obs.outcome.frame, shape=cls),
+                           signature(ORACLE, SYMPTOM, obs, obs.outcome.frame, shape=cls),
                            len(obs.decisions) if questions else 0))  # the question that raised
     return one_per_bucket(out)
 
@@ -94,7 +94,7 @@ def root_bucket(claim: str, obs: Observation) -> str:
 
 def _verdict(obs: Observation):
     """The z3 verdict that the facts decide obs's DDE, or None."""
-    if obs.system == "ref" or obs.outcome.kind != "dde":
+    if obs.system == "ref" or obs.outcome.status != "dde":
         return None  # ref's reasoning is deliberately smaller than torch's: its DDEs are its own
     return next((c for c in obs.smt if c.oracle == ORACLE and c.status == "unsat"), None)
 
@@ -120,7 +120,7 @@ def _ref_evidence(program, ref: Observation | None, obs: Observation) -> str:
 
 
 def _facts_text(obs: Observation) -> str:
-    return "; ".join(f"[{at}] {kind}: {e}" for at, kind, e in obs.axioms)[:3000] or "(none)"
+    return "; ".join(f"[{at}] {origin}: {e}" for at, origin, e in obs.axioms)[:3000] or "(none)"
 
 
 def _smt_input(finding: Finding, obs: Observation, kind: str) -> tuple:

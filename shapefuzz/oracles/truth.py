@@ -26,17 +26,17 @@ UNCHECKED_MODES = ("size_oblivious",)
 
 def truth_agreement(program: QProgram, obs: Observation) -> list[Finding]:
     t = truth(program)
-    kind = obs.outcome.kind
-    if kind in ("crash", "timeout"):
-        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, kind, f"{obs.system} {kind}ed",
-                        obs.outcome.message, signature(ORACLE, kind, obs))]
-    if kind == "error" and t.failed_check is None and obs.outcome.exc_type != "Unsupported":
+    status = obs.outcome.status
+    if status in ("crash", "timeout"):  # the status is the finding's symptom
+        return [Finding(ORACLE, Severity.HIGH, obs.system, obs.config, status, f"{obs.system} {status}ed",
+                        obs.outcome.message, signature(ORACLE, status, obs))]
+    if status == "error" and t.failed_check is None and obs.outcome.exc_type != "Unsupported":
         o = obs.outcome
         return [Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, "error-on-valid",
                         f"{obs.system} raised {o.exc_type} on a valid question program",
                         f"{o.exc_type}: {o.message}", signature(ORACLE, "error-on-valid", obs, o.exc_type, o.frame))]
     asks = program.asks()
-    if kind == "dde":
+    if status == "dde":
         return _guard_free_dde(program, obs, t)
     valid_asks = [k for k, pos in enumerate(asks) if t.failed_check is None or pos < t.failed_check]
     for k in valid_asks:
@@ -102,7 +102,7 @@ def _replays(program: QProgram, obs: Observation) -> list[Finding]:
     the concrete value."""
     from shapefuzz.systems.qreplay import with_values  # lazy: registry import stays sympy-free
 
-    if obs.outcome.kind != "ok":
+    if obs.outcome.status != "ok":
         return []
     asks = program.asks()
     for i, r in enumerate(question_replays(obs)):
@@ -160,7 +160,7 @@ def _values(program: QProgram, obs: Observation, t) -> list[Finding]:
     return []
 
 
-def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: int = -1,
+def _f(obs: Observation, symptom: str, detail: str, expr: str, mode: str, replay: int = -1,
        answer: str = "", question: str = "", at: str = "") -> Finding:
     """`replay`: index into the question replays (evidence.truth) of the values that show an
     unsound claim; `answer`: the claim's answer (a wrong claim is bucketed by the assumption
@@ -169,10 +169,10 @@ def _f(obs: Observation, kind: str, detail: str, expr: str, mode: str, replay: i
     wrong value's root-cause bucket (_wrong_at)."""
     folded = question and not any(ch.isalpha() for ch in expr.replace("True", "").replace("False", ""))
     shape = at or (_assumed(obs, question if folded else expr, answer) if answer else "")
-    return Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, kind,
-                   f"{obs.system} ({obs.config}): {kind} on {mode}", detail + (
+    return Finding(ORACLE, Severity.CRITICAL, obs.system, obs.config, symptom,
+                   f"{obs.system} ({obs.config}): {symptom} on {mode}", detail + (
                        f"\nroot cause: {shape}" if shape else ""),
-                   signature(ORACLE, kind, obs, mode if kind == "wrong-fallback" else "",
+                   signature(ORACLE, symptom, obs, mode if symptom == "wrong-fallback" else "",
                              expr="" if shape else expr, shape=shape),
                    replay)  # the mode only matters when the fallback is wrong (Note [signature])
 
@@ -193,14 +193,14 @@ def _wrong_at(program: QProgram, obs: Observation, k: int) -> str:
 
 
 def _head(obs: Observation, x, ref_type) -> str:
-    """An operand's kind: const, sym, or the head function of its expression (FloorDiv, Add ...)."""
+    """An operand's head: const, sym, or the head function of its expression (FloorDiv, Add ...)."""
     from shapefuzz.oracles.read_expr import read_expr  # lazy: registry import stays sympy-free
 
     if not isinstance(x, ref_type):
         return "const"
     try:
         e = read_expr(obs.out_exprs[x.index])
-    except Exception:  # an expression the reader does not know: an unnamed kind, not a crash
+    except Exception:  # an expression the reader does not know: an unnamed head, not a crash
         return "other"  # (not "?": known_issues.json's wildcards read it as any character)
     return "const" if e.is_Number else "sym" if e.is_Symbol else type(e).__name__
 

@@ -63,7 +63,7 @@ def _tensor_variants(program, n: int, seed: int) -> str:
 
 
 def _eager_ok(program, eager) -> bool:
-    return eager is not None and eager.outcome.kind == "ok"
+    return eager is not None and eager.outcome.status == "ok"
 
 
 # ---- question programs -------------------------------------------------------------------------

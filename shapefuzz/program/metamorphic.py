@@ -38,4 +38,4 @@ def ask_map(program: QProgram) -> list[int]:
 
 
 def echo_of(label: str, obs) -> Echo:
-    return Echo(label, obs.outcome.kind, tuple((d.answer, d.how) for d in obs.decisions), obs.out_eval)
+    return Echo(label, obs.outcome.status, tuple((d.answer, d.how) for d in obs.decisions), obs.out_eval)

@@ -15,13 +15,14 @@ from dataclasses import replace
 from typing import Any
 
 from shapefuzz.program import Instr, Program, Ref, _refs
+from shapefuzz.program.kinds import kind_of
 
 __all__ = ["candidates", "pruned"]
 
 
 def pruned(p: Program) -> Program | None:
     """The program without its dead instructions and unused inputs, or None when it has none."""
-    if getattr(p, "kind", "") != "tensors":
+    if kind_of(p).name != "tensors":
         return None
     defs = p.definitions()
     live = set(p.outputs)
@@ -50,7 +51,7 @@ def candidates(p: Program):
     first = pruned(p)
     if first is not None:
         yield first
-    if getattr(p, "kind", "") != "tensors" or len(p.outputs) < 2:
+    if kind_of(p).name != "tensors" or len(p.outputs) < 2:
         return
     for k in range(len(p.outputs)):
         fewer = replace(p, outputs=p.outputs[:k] + p.outputs[k + 1:])

@@ -46,8 +46,8 @@ def _sizes(n: int) -> list[int]:
 def _vary(spec: InputSpec, i: int, rng: random.Random, resize: int | None) -> InputSpec:
     shape = list(spec.shape)
     if resize is not None:
-        for d, kind in enumerate(spec.dims):
-            if kind != "static":
+        for d, dim_kind in enumerate(spec.dims):
+            if dim_kind != "static":
                 choices = _sizes(spec.shape[d])
                 shape[d] = choices[(resize + i + d) % len(choices)]
         while math.prod(shape) > MAX_NUMEL:
@@ -63,11 +63,11 @@ def _data(dtype: str, n: int, sizes: list[int], rng: random.Random) -> tuple:
     if dtype == "int":
         pool = sorted({0, 1, -1, 2, 3} | {v for s in sizes for v in (s, s + 1, s - 1)})
         return tuple(rng.choice(pool) for _ in range(n))
-    kind = rng.choice(["none", "all", "one", "some"])
-    if kind == "one" and n:
+    subset = rng.choice(["none", "all", "one", "some"])
+    if subset == "one" and n:
         k = rng.randrange(n)
         return tuple(i == k for i in range(n))
-    return tuple({"none": lambda: False, "all": lambda: True}.get(kind, lambda: rng.random() < 0.5)()
+    return tuple({"none": lambda: False, "all": lambda: True}.get(subset, lambda: rng.random() < 0.5)()
                  for _ in range(n))
 
 

@@ -118,8 +118,8 @@ def _md_tables(d: dict[str, Any]) -> list[str]:
     lines = ["## Outcomes per system and config", "", "| system | config | outcome | programs |",
              "|---|---|---|---|"]
     for system, cfgs in sorted(d["outcomes"].items()):
-        for cfg, kinds in sorted(cfgs.items()):
-            lines += [f"| {system} | {cfg} | {kind} | {n} |" for kind, n in sorted(kinds.items())]
+        for cfg, statuses in sorted(cfgs.items()):
+            lines += [f"| {system} | {cfg} | {status} | {n} |" for status, n in sorted(statuses.items())]
     if _z3_counts(d):
         lines += ["", "## z3 verdicts", ""] + [f"- {k}: {n}" for k, n in _z3_counts(d).items()]
     lines += ["", "## Coverage", "", "op families: " + _kv(_families(d)), "",

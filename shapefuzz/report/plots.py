@@ -42,10 +42,10 @@ def figures(d: dict[str, Any], families: dict[str, int], z3: dict[str, int]) -> 
     outcomes = d.get("outcomes", {})
     if outcomes:
         cols = [f"{s}:{c}" for s in sorted(outcomes) for c in sorted(outcomes[s])]
-        kinds = sorted({k for s in outcomes.values() for c in s.values() for k in c})
+        statuses = sorted({k for s in outcomes.values() for c in s.values() for k in c})
         fig = go.Figure([go.Bar(name=k, x=cols, marker_color=_OUTCOME_COLORS.get(k),
                                 y=[outcomes[col.split(":", 1)[0]][col.split(":", 1)[1]].get(k, 0)
-                                   for col in cols]) for k in kinds])
+                                   for col in cols]) for k in statuses])
         fig.update_layout(barmode="stack", yaxis={"title": "programs"})
         out["outcomes"] = _titled(fig, "Outcome classes per system and config", "system:config")
     if z3:

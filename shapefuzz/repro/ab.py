@@ -218,7 +218,7 @@ def _show(name: str, o) -> None:
 def main(case_json: dict, argv: list[str]) -> int:
     case = _case_from_json(case_json, "<repro>")
     spec, seed, ev = _spec(case.finding)
-    timed = case.finding.kind == "slowdown"
+    timed = case.finding.symptom == "slowdown"
     if "--side" in argv:
         import pickle
 
@@ -247,7 +247,7 @@ def _compare(case, spec: Baseline, ev: ABEvidence, seed: int, script: str, timed
     if not hits:
         print("OK: the candidate and the baseline no longer differ this way")
         return 0
-    print(f"BUG ({f.oracle} {f.kind}): {hits[0].detail}")
+    print(f"BUG ({f.oracle} {f.symptom}): {hits[0].detail}")
     return 1
 
 

@@ -26,24 +26,24 @@ from shapefuzz.systems.compile_settings import settings_of
 
 __all__ = ["WRITER", "check", "issue", "line_limit", "reduction"]
 
-#: recompile kinds the issue form shows; the others get the full check
+#: recompile symptoms the issue form shows; the others get the full check
 _SHOWN = ("compare", "unsound-reuse")
 
 
 def reduction(case) -> str:
     """How trial.py reduces the issue form (Note [issue form reduction]): calls, then outputs."""
-    return "calls" if _kind(case) in _SHOWN else ""
+    return "calls" if _check(case) in _SHOWN else ""
 
 
 def line_limit(case) -> int:
     """A call sequence needs a loop and a check of its last call: a helper, 60 lines (the full
-    check, for the recompile kinds no public call shows, is longer)."""
-    return 60 if _kind(case) in _SHOWN else 400
+    check, for the recompile symptoms no public call shows, is longer)."""
+    return 60 if _check(case) in _SHOWN else 400
 
 
-def _kind(case) -> str:
+def _check(case) -> str:
     f = case.finding
-    return f.kind if common.compares(f) == Compares.GRAPHS else "compare"
+    return f.symptom if common.compares(f) == Compares.GRAPHS else "compare"
 
 
 def _soft(program) -> list[int]:
@@ -62,10 +62,10 @@ def _calls(case):
 
 def _marks(case, marks: str) -> list[list[str]]:
     """Each input dim's mark under the config's `marks` (graph_facts._mark's rule)."""
-    def one(kind: str) -> str:
+    def one(dim_kind: str) -> str:
         if marks == "program":
-            return kind
-        return "" if kind == "static" or not marks else marks
+            return dim_kind
+        return "" if dim_kind == "static" or not marks else marks
 
     return [[one(k) for k in s.dims] for s in case.program.inputs]
 
@@ -73,7 +73,7 @@ def _marks(case, marks: str) -> list[list[str]]:
 def issue(case, torch_version: str = "", calls=None) -> str:
     """The issue form; `calls`: the call sequence it makes (a reduced one, Note [issue form
     reduction]), else every call up to the finding's."""
-    if _kind(case) not in _SHOWN:
+    if _check(case) not in _SHOWN:
         return check(case, torch_version, issue_form=True)
     f, p = case.finding, case.program
     s = settings_of(f.config)
@@ -98,15 +98,15 @@ def issue(case, torch_version: str = "", calls=None) -> str:
         dims = [(i, d) for i, spec in enumerate(p.inputs) for d, k in enumerate(spec.dims) if k != "static"]
         parts += [f"dims = {dims!r}  # (input, dim): the non-static dims\n",
                   common.block(calls_issue, f"mark_{s.marks.replace('-', '_')}")]
-    options = [f"backend={'backend' if _kind(case) != 'compare' else repr(s.backend)}"]
+    options = [f"backend={'backend' if _check(case) != 'compare' else repr(s.backend)}"]
     options += ["fullgraph=True"] if s.fullgraph else []
     options += [f"dynamic={s.dynamic!r}"] if s.dynamic is not None else []
-    if _kind(case) == "unsound-reuse":
+    if _check(case) == "unsound-reuse":
         parts += ["graphs, ran, call = [], [], 0  # each graph's ShapeEnv; (call, graph) of each run\n",
                   common.function(calls_issue, "backend")]
     parts += [f"cf = torch.compile(f, {', '.join(options)})\n",
               "call, args = 0, calls[0]\n" if one else common.block(calls_issue, "call_all")]
-    if _kind(case) == "compare":
+    if _check(case) == "compare":
         undefined = p.undefined_outputs()
         parts += [f"undefined = {set(sorted(undefined))!r}  # outputs of torch.empty: only shape and dtype count\n",
                   common.function(calls_issue, "outcome", docstring=False),
@@ -136,7 +136,7 @@ def check(case, torch_version: str = "", issue_form: bool = False) -> str:
     imports, code = common.harness(calls_check, future=True)
     data = [f"FX_CONFIG = {common.fx_switches(case, st.fx)!r}\n", f"DYNAMO_CONFIG = {dict(s.dynamo)!r}\n",
             f"ENV_KWARGS = {st.env_kwargs!r}\n", f"BACKEND = {s.backend!r}\n", settings,
-            f"CHECK = {_kind(case)!r}\n", f"TARGET = {max(f.replay_index + 1, 0)!r}\n",
+            f"CHECK = {_check(case)!r}\n", f"TARGET = {max(f.replay_index + 1, 0)!r}\n",
             f"DIMS = {[list(x.dims) for x in p.inputs]!r}\n", f"UNDEFINED = {undefined!r}\n\n",
             function_source(p, "f"), "\n# eager references: every subset of guard_or_* branches sent to the general arm\n",
             refs, f"REFS = [{', '.join(f'f_ref{k}' for k in range(len(subsets)))}]\n\n", calls, "\n\n",

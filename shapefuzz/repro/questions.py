@@ -45,7 +45,7 @@ _GUARD_FREE = {**_MODES, **{m: f"guard_free(lambda: {call})" for m, call in _MOD
                             if FALLBACK[m] is not None}}
 #: statically_known_true / _false, each call wrapped so that a guard or an assert it adds exits 1
 _NO_GUARD = {**_MODES, **{m: f"no_guard(lambda: {_MODES[m]})" for m in NO_GUARD_MODES}}
-#: a finding's kind -> the question calls of its issue form, and the helper they need
+#: a finding's symptom -> the question calls of its issue form, and the helper they need
 _WRAPPED = {"dde-in-guard-free": (_GUARD_FREE, "guard_free"), "guard-in-static": (_NO_GUARD, "no_guard")}
 
 
@@ -160,9 +160,9 @@ def _claims(case, torch_version: str, docs: bool) -> str:
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
     alt = _alt_answers(case)
-    values = f.kind in ("wrong-value-expr", "unsound-value-expr")
-    claims_only = f.kind.startswith("wrong-") and alt is None and not values
-    modes, helper = _WRAPPED.get(f.kind, (_MODES, None))
+    values = f.symptom in ("wrong-value-expr", "unsound-value-expr")
+    claims_only = f.symptom.startswith("wrong-") and alt is None and not values
+    modes, helper = _WRAPPED.get(f.symptom, (_MODES, None))
     body = program_lines(p, backed, CLAIM if alt is not None else ANSWER, stop_after_last_ask=claims_only,
                          modes=modes)
     body += _value_lines(p) if values and alt is None else []
@@ -215,18 +215,18 @@ def _metamorphic(case, torch_version: str) -> str:
     f, p = case.finding, case.program
     s, note = _settings(case)
     backed = "backed_oblivious" if s.fx.get("backed_size_oblivious") else "backed"
-    kind = "redundant" if f.kind == "redundant" else "fresh"
-    runs = [("program", p)] + ([("with_redundant_questions", redundant(p))] if kind == "redundant" else [])
+    label = "redundant" if f.symptom == "redundant" else "fresh"
+    runs = [("program", p)] + ([("with_redundant_questions", redundant(p))] if label == "redundant" else [])
     funcs = [common.function(questions_issue, name, fill={
         "PROGRAM": "\n".join(_under_config(case, s, program_lines(q, backed, RECORD)))}) for name, q in runs]
-    mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))
+    mapping = ask_map(p) if label == "redundant" else list(range(len(p.asks())))
     second = runs[-1][0]
     parts = [*common.fx_lines(common.fx_switches(case, s.fx)), "answers = []  # per run: (answer, is it a claim) per question\n",
              common.function(questions_issue, backed),
              *([common.function(questions_issue, "unbacked")] if any(i.op == "unbacked" for i in p.instrs) else []),
              *_constrain_helper(program_lines(p, backed, RECORD)),
              common.function(questions_issue, "ask"), *funcs,
-             f"first, second, kind, mapping = program, {second}, {kind!r}, {mapping!r}\n",
+             f"first, second, kind, mapping = program, {second}, {label!r}, {mapping!r}\n",  # the template's names
              common.block(questions_issue, "two_runs")]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
     return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
@@ -394,10 +394,10 @@ def check(case, torch_version: str = "") -> str:
             f"ENV_KWARGS = {s.env_kwargs!r}\n", f"SLOW_CONFIG = {config if s.slow else ''!r}\n",
             "se = None\nwrong, claims, answers, leaves = [], [], [], []\n\n", code, "\n"]
     if common.compares(f) == Compares.RUNS:
-        kind = "redundant" if f.kind == "redundant" else "fresh"
-        second = redundant(p) if kind == "redundant" else p
-        mapping = ask_map(p) if kind == "redundant" else list(range(len(p.asks())))
-        data += [common.bindings({"KIND": kind, "MAPPING": mapping}), "\n", _main("main", p), _main("main2", second),
+        label = "redundant" if f.symptom == "redundant" else "fresh"
+        second = redundant(p) if label == "redundant" else p
+        mapping = ask_map(p) if label == "redundant" else list(range(len(p.asks())))
+        data += [common.bindings({"KIND": label, "MAPPING": mapping}), "\n", _main("main", p), _main("main2", second),
                  common.block(questions_runs, "metamorphic")]
     else:
         tail = []

@@ -2,7 +2,7 @@
 inputs and how each dim is traced, the family's rule as bindings, the worker's own measuring
 functions copied in (shapefuzz/systems/scaling.py, the fit from the observation record), then
 templates/scaling_issue.py, which measures, prints the table and the fit, profiles the largest
-member, and exits 1 while the finding's kind still holds."""
+member, and exits 1 while the finding's symptom still holds."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def issue(case, torch_version: str = "") -> str:
     rule = (f"NS = {scaling.NS!r}\nROUNDS = {scaling.ROUNDS}\nEXPECTED = 1.0\n"
             f"MARGIN = {observation.ORDER_MARGIN!r}\nTIME_FLOOR_S = {observation.TIME_FLOOR_S!r}\n"
             f"SIZE_FLOOR = {observation.SIZE_FLOOR!r}\nEXCESS_SHARE = {observation.EXCESS_SHARE!r}\n"
-            f"KIND = {f.kind!r}\n"
+            f"KIND = {f.symptom!r}\n"
             f"DIMS = {[list(x.dims) for x in p.inputs]!r}\nENV_KWARGS = {s.env_kwargs!r}\n")
     copied = [common.function(observation, "growth_order"), common.function(observation, "superlinear"),
               common.function(observation, "superlinear_kinds"), common.function(scaling, "copies"), common.function(scaling, "trace_copies"),

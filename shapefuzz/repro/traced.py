@@ -154,7 +154,7 @@ def check(case, torch_version: str = "") -> str:
     s = common.settings_of(f.system, f.config)
     check_inputs = case.replay_inputs if case.replay_inputs is not None else p.inputs
     undefined = sorted(p.undefined_outputs())
-    kind = f.kind if f.kind in ("trace-error", "symbolic-shape") else (
+    check = f.symptom if f.symptom in ("trace-error", "symbolic-shape") else (
         "contract" if f.oracle == "contract" else "compare")
     imports, code = common.harness(traced_check)
     ref = (["\n# the reference: eager, with the branches the trace sent to their fallback arm\n",
@@ -164,7 +164,7 @@ def check(case, torch_version: str = "") -> str:
             inputs_source(check_inputs, "check_inputs"),
             f"DIMS = {[list(x.dims) for x in p.inputs]!r}\n",
             f"UNDEFINED = {undefined!r}  # outputs of torch.empty: shapes only\n",
-            f"SYSTEM = {f.system!r}\n", f"CHECK = {kind!r}\n",
+            f"SYSTEM = {f.system!r}\n", f"CHECK = {check!r}\n",
             f"ON_TRACED_INPUTS = {case.replay_inputs is None!r}\n",
             f"ENV_KWARGS = {s.env_kwargs!r}\n", f"FX_CONFIG = {common.fx_switches(case, s.fx)!r}\n",
             f"STRICT = {s.strict!r}\n", f"DIM_KIND = {s.dim_kind!r}\n",

@@ -30,12 +30,12 @@ def plan_of(case) -> Plan:
     f, p = case.finding, case.program
     s = common.settings_of(f.system, f.config)
     check = "raises" if common.compares(f) == Compares.PROOF else {
-        "trace-error": "raises", "symbolic-shape": "symbolic", "accepts-invalid": "accepts-invalid"}.get(f.kind, "compare")
+        "trace-error": "raises", "symbolic-shape": "symbolic", "accepts-invalid": "accepts-invalid"}.get(f.symptom, "compare")
     replay = case.replay_inputs is not None and check != "raises"
-    kinds = {d for spec in p.inputs for d in spec.dims}
+    dim_kinds = {d for spec in p.inputs for d in spec.dims}
     # make_fx checks no guards: every check but `raises` evaluates them, on marked fake inputs
     marked = f.system == "make_fx" and (check != "raises" or bool(s.env_kwargs)
-                                        or len(kinds) > 1 or "unbacked" in kinds)
+                                        or len(dim_kinds) > 1 or "unbacked" in dim_kinds)
     return Plan(check, marked, replay, f.system == "export" and bool(s.env_kwargs))
 
 
@@ -62,9 +62,9 @@ def trace_setup(case, plan: Plan, s: common.Settings) -> list[str]:
 def trace_call(case, plan: Plan, s: common.Settings, bind: bool = True) -> str:
     """The public call that traces the program; `bind`: as `gm = ...`, the artifact to call."""
     if case.finding.system == "make_fx":
-        kinds = {d for spec in case.program.inputs for d in spec.dims}
+        dim_kinds = {d for spec in case.program.inputs for d in spec.dims}
         mode, args = ("symbolic", "fakes") if plan.marked else (
-            ("fake", "inputs") if kinds == {"static"} else ("symbolic", "inputs"))
+            ("fake", "inputs") if dim_kinds == {"static"} else ("symbolic", "inputs"))
         call = f'make_fx(f, tracing_mode="{mode}")(*{args})'
         return f"gm = {call}" if bind else call
     specs = [_dims_spec(i, spec, s.dim_kind) for i, spec in enumerate(case.program.inputs)]
@@ -78,13 +78,13 @@ def trace_call(case, plan: Plan, s: common.Settings, bind: bool = True) -> str:
     return f"ep = {call}\ngm = ep.module()" if bind else call
 
 
-def _dims_spec(i: int, spec, kind: str) -> str:
+def _dims_spec(i: int, spec, dim_kind: str) -> str:
     """export's dynamic_shapes entry for one input: the non-static dims of size >= 2 (a size
     0/1 example is specialized by export, so declaring it dynamic would be a user error)."""
     def dim(d: int, n: int) -> str:
-        if kind == "auto":
+        if dim_kind == "auto":
             return "Dim.AUTO"
-        if kind == "named":
+        if dim_kind == "named":
             return f"Dim({f'x{i}_{d}'!r}, min=2, max={max(4 * int(n), 16)})"
         return "Dim.DYNAMIC"
 

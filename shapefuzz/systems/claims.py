@@ -13,7 +13,7 @@ Note [axioms]: a system may assume, at each decision, only what it knew at that 
 ranges symbols got at creation (sizes >= 0; backed sizes >= 2 under 0/1 specialization;
 unbacked symbols unconstrained), conditions the program checked (torch._check: eager raises
 unless they hold), and the guards and deferred asserts recorded so far. Systems record these as
-they learn them (Observation.axioms: (at, kind, expr), known to decisions with index >= at).
+they learn them (Observation.axioms: (at, origin, expr), known to decisions with index >= at).
 Facts that are physically true of every run are axioms from the start: an unbacked symbol that
 is a tensor's size is >= 0, and a nonzero / masked_select count is at most its input's numel.
 torch's own var_to_range is *not* an axiom (a wrong range is one of the bugs we look for),
@@ -150,11 +150,11 @@ def _sympify_all(items) -> list:
 def check_claims(decisions: list[tuple[Any, Any, str]], axioms: list[tuple[int, str, Any]],
                  final: list, unchecked: set[int] = frozenset(), bounds: list = (),
                  settings: SmtSettings = DEFAULT_SETTINGS, realize=None) -> list[SmtCheck]:
-    """decisions: (expr, answer, how); axioms: (at, kind, expr); final: the facts the artifact
+    """decisions: (expr, answer, how); axioms: (at, origin, expr); final: the facts the artifact
     checks or eager enforces. `realize(k, claim, model) -> (confirmed, why, replay, alt)` turns a
     counter-model into a concrete replay (Note [counterexample replay])."""
     prover = _Prover(settings)
-    ax = [(at, kind, sympy.sympify(e)) for at, kind, e in axioms]
+    ax = [(at, origin, sympy.sympify(e)) for at, origin, e in axioms]
     out: list[SmtCheck] = []
     for k, (expr, answer, how) in enumerate(decisions):
         if how not in ("static", "guard", "assert") or k in unchecked:
@@ -172,7 +172,7 @@ def check_claims(decisions: list[tuple[Any, Any, str]], axioms: list[tuple[int, 
                 continue
         # the final facts, minus this decision's own torch._check (a check torch answered
         # statically, without an assert, must not prove itself)
-        own = {e for at, kind, e in ax if kind == "check" and at == k + 1 and e == claim}
+        own = {e for at, origin, e in ax if origin == "check" and at == k + 1 and e == claim}
         facts = [f for f in final if f not in own] if how == "static" else list(final)
         v2 = prover(facts, claim, bounds)
         elapsed += v2.elapsed_ms

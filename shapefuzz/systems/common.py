@@ -235,7 +235,7 @@ class DecisionRecorder:
     def __init__(self) -> None:
         self._raw: list[tuple] = []  # (expr, result, how): printing sympy is slow, so later
         self._depth = 0
-        # Note [axioms] (shapefuzz.systems.claims): (at, kind, sympy expr), known to
+        # Note [axioms] (shapefuzz.systems.claims): (at, origin, sympy expr), known to
         # decisions >= at; guards, asserts and checked conditions as they are learned
         self._axioms: list[tuple] = []
         self._asserts_seen: set = set()
@@ -244,15 +244,15 @@ class DecisionRecorder:
 
     @property
     def axioms(self) -> tuple[tuple[int, str, str], ...]:
-        return tuple((at, kind, str(e)) for at, kind, e, _ in self._axioms)
+        return tuple((at, origin, str(e)) for at, origin, e, _ in self._axioms)
 
     def axioms_of(self, se) -> list[tuple]:
-        """(at, kind, sympy expr) learned by this ShapeEnv (tracing may make others, e.g. for
+        """(at, origin, sympy expr) learned by this ShapeEnv (tracing may make others, e.g. for
         a torch.cond branch: their symbols are not ours)."""
-        return [(at, kind, e) for at, kind, e, env in self._axioms if env in (id(se), None)]
+        return [(at, origin, e) for at, origin, e, env in self._axioms if env in (id(se), None)]
 
-    def add_axiom(self, kind: str, expr: Any, at: int | None = None, se: Any = None) -> None:
-        self._axioms.append((len(self._raw) if at is None else at, kind, expr,
+    def add_axiom(self, origin: str, expr: Any, at: int | None = None, se: Any = None) -> None:
+        self._axioms.append((len(self._raw) if at is None else at, origin, expr,
                              None if se is None else id(se)))
 
     @property

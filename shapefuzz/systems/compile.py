@@ -88,7 +88,7 @@ def classify_call(e: BaseException) -> Outcome:
     """common.classify, and Dynamo's own data-dependent refusals (an Unsupported or UserError
     that names a data-dependent operation without a DDE behind it) as DDEs."""
     o = classify(e)
-    if o.kind == "error" and "data-dependent" in str(e) and type(e).__name__ in ("UserError", "Unsupported"):
+    if o.status == "error" and "data-dependent" in str(e) and type(e).__name__ in ("UserError", "Unsupported"):
         return Outcome("dde", o.exc_type, o.message, o.frame)
     return o
 
@@ -135,7 +135,7 @@ def reference_for(program: Program, specs, result: RunResult, undefined: frozens
 
 @dataclass
 class _Call:
-    kind: str  # ok | rejected | dde | constraint | error
+    status: str  # ok | rejected | dde | constraint | error
     result: RunResult
     outcome: Outcome | None = None  # the failure, classified
     at_compile: bool = False
@@ -207,17 +207,17 @@ class CompileSystem:
         runs = tuple(log.runs[n_runs:])
         fresh = interp.make_inputs(specs)
         reusable, why = (-1, "")
-        if new and s.fullgraph and call.kind in ("ok", "rejected"):
+        if new and s.fullgraph and call.status in ("ok", "rejected"):
             reusable, why = _reusable(log.graphs, fresh, n_graphs)
         violation = ""
-        if call.kind != "rejected":  # an assert that fired is the graph refusing the input
+        if call.status != "rejected":  # an assert that fired is the graph refusing the input
             violation = next((f"graph {g}: {w}" for g in dict.fromkeys(runs)
                               if (w := facts_reject(log.graphs[g], fresh))), "")
         record = CallRecord(
-            i, tuple(tuple(x.shape) for x in specs), call.kind,
+            i, tuple(tuple(x.shape) for x in specs), call.status,
             call.result.error if not call.result.ok else "", len(new), runs, violation,
-            reusable, why, _silent_specialization(new, marked) if call.kind == "ok" else "",
-            _stayed_static(new, specs, first_shapes, s) if call.kind in ("ok", "rejected") else "",
+            reusable, why, _silent_specialization(new, marked) if call.status == "ok" else "",
+            _stayed_static(new, specs, first_shapes, s) if call.status in ("ok", "rejected") else "",
             marked, tuple(str(r)[:300] for r in guard_failures.get(fn.__code__, ())[n_fail:]))
         return call, record
 
@@ -232,8 +232,8 @@ class CompileSystem:
                 return _Call("rejected", RunResult(False, msg))
             o = classify_call(e)
             at_compile = _during_compile(e)
-            kind = o.kind if o.kind in ("dde", "constraint") else "error"
-            return _Call(kind, RunResult(False, msg, (), torch_frame(e)), o, at_compile)
+            status = o.status if o.status in ("dde", "constraint") else "error"
+            return _Call(status, RunResult(False, msg, (), torch_frame(e)), o, at_compile)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         return _Call("ok", RunResult(True, "", tuple(capture(v) for v in outs)))
 
@@ -241,7 +241,7 @@ class CompileSystem:
         undefined = program.undefined_outputs()
         (first, _), records = calls[0], tuple(r for _, r in calls)
         decisions = tuple(rec.decisions)
-        if first.kind in ("dde", "constraint") or (first.kind == "error" and first.at_compile):
+        if first.status in ("dde", "constraint") or (first.status == "error" and first.at_compile):
             return evidence.record(Observation(self.name, config, first.outcome, decisions,
                                                elapsed_s=time.perf_counter() - t0), CallSequence(records))
         replays = []
@@ -251,7 +251,7 @@ class CompileSystem:
             # the contract (torch_toggles.small_sizes_outside_contract)
             small = bso and any(n < 2 and n != n0 for s, s0 in zip(specs, program.inputs)
                                 for n, n0, k in zip(s.shape, s0.shape, s.dims) if k != "static")
-            accepted = c.kind in ("ok", "error") and not small
+            accepted = c.status in ("ok", "error") and not small
             ref = reference_for(program, specs, c.result, undefined)
             # what the graph did outside its contract is the contract oracle's to judge
             outside = "size-oblivious: a new size 0/1 under backed_size_oblivious" if small else ""

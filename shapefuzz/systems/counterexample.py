@@ -33,10 +33,10 @@ def input_axioms(program: Program, fakes: list, backed_size_oblivious: bool = Fa
     (else >= 0); an unbacked input dim >= 0 (it is a size). Known from the start."""
     out = []
     for spec, f in zip(program.inputs, fakes):
-        for kind, s in zip(spec.dims, getattr(f, "shape", ())):
+        for dim_kind, s in zip(spec.dims, getattr(f, "shape", ())):
             e = s.node.expr if isinstance(s, torch.SymInt) else None
             if isinstance(e, sympy.Symbol):
-                low = 2 if kind == "dynamic" and specialize_zero_one and not backed_size_oblivious else 0
+                low = 2 if dim_kind == "dynamic" and specialize_zero_one and not backed_size_oblivious else 0
                 out.append((0, "range", sympy.Ge(e, low)))
     return out
 

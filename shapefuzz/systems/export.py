@@ -50,10 +50,10 @@ def export_config_names() -> tuple[str, ...]:
     return EXPORT_FRONT_ENDS + tuple(c for c in TOGGLE_CONFIGS if c != "default")
 
 
-def _dim(kind: str, i: int, d: int, n: int):
-    if kind == "auto":
+def _dim(dim_kind: str, i: int, d: int, n: int):
+    if dim_kind == "auto":
         return Dim.AUTO
-    if kind == "named":
+    if dim_kind == "named":
         return Dim(f"x{i}_{d}", min=2, max=max(4 * n, 16))
     return Dim.DYNAMIC
 
@@ -91,13 +91,13 @@ class ExportSystem:
         obs = replace(obs, log=obs.log + (f"toggle counts: {dict(cfg.counts)}",))  # proof it ran
         return _with_branch_references(program, obs) if c.strict else obs
 
-    def _trace(self, program, on_branch, strict: bool = False, kind: str = "dynamic",
+    def _trace(self, program, on_branch, strict: bool = False, dim_kind: str = "dynamic",
                toggles: TorchToggles | None = None, decompose: bool = False) -> Trace:
         toggles = toggles or TorchToggles()
         real = interp.make_inputs(program.inputs)
         # A size-0/1 example is 0/1-specialized by export: declaring it Dim.DYNAMIC is a user
         # error, so such dims are left static, as a user would have to.
-        specs = tuple({d: _dim(kind, i, d, n) for d, (k, n) in enumerate(zip(s.dims, s.shape))
+        specs = tuple({d: _dim(dim_kind, i, d, n) for d, (k, n) in enumerate(zip(s.dims, s.shape))
                        if k != "static" and n >= 2} or None for i, s in enumerate(program.inputs))
         fn = interp.program_fn(program, on_branch=on_branch)
         if strict:  # Dynamo traces Python source; the interpreter's registry would graph-break
@@ -122,9 +122,9 @@ class ExportSystem:
         def accepts(r):
             return outside_contract(ep, se, toggles, fakes, r, program)
 
-        declared = specs_dims(specs) if kind != "auto" else []
+        declared = specs_dims(specs) if dim_kind != "auto" else []
         return Trace(se, mod, fakes, out_vals, accepts, lambda r: mod(*r), runs_outside=True,
-                     specialized=specialized(fakes, declared, kind))
+                     specialized=specialized(fakes, declared, dim_kind))
 
 
 def specs_dims(specs) -> list[list[int]]:
@@ -132,10 +132,10 @@ def specs_dims(specs) -> list[list[int]]:
     return [sorted(s) if s else [] for s in specs]
 
 
-def specialized(fakes, declared: list[list[int]], kind: str) -> Specialization:
+def specialized(fakes, declared: list[list[int]], dim_kind: str) -> Specialization:
     """Declared dims the trace made constant (it raised no constraint violation, or there
     would be no trace): Note [export contract]; the specialization oracle's evidence."""
-    how = {"dynamic": "Dim.DYNAMIC", "named": "a named Dim"}.get(kind, kind)
+    how = {"dynamic": "Dim.DYNAMIC", "named": "a named Dim"}.get(dim_kind, dim_kind)
     return Specialization(tuple(SpecializedDim(i, d, how, int(n))
                                 for i, (f, dims) in enumerate(zip(fakes, declared)) if hasattr(f, "dim")
                                 for d, n in constant_dims(f, dims)))
@@ -162,7 +162,7 @@ def _with_branch_references(program, obs):
     branches forced to the general arm agrees (compile.reference_for), per run."""
     from dataclasses import replace
 
-    if obs.outcome.kind != "ok" or obs.artifact is None:
+    if obs.outcome.status != "ok" or obs.artifact is None:
         return obs
     und = program.undefined_outputs()
     replays = tuple(r if r.artifact is None or not (r.accepted or r.outside) else

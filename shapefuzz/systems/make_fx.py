@@ -103,7 +103,7 @@ class MakeFxSystem:
         guards = se.produce_guards(fakes, [LocalSource(f"t{i}") for i in range(len(fakes))],
                                    ignore_static=False)
         unbacked_dims = [f"L['t{i}'].size()[{d}]" for i, spec in enumerate(program.inputs)
-                         for d, kind in enumerate(spec.dims) if kind == "unbacked"]
+                         for d, dim_kind in enumerate(spec.dims) if dim_kind == "unbacked"]
 
         def accepts(real_inputs):
             outside = small_sizes_outside_contract(toggles, fakes, real_inputs, [s.shape for s in program.inputs])

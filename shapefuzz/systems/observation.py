@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -18,11 +18,12 @@ from shapefuzz.systems.evidence.base import Evidence
 
 __all__ = [
     "BUG",
+    "FILE_KEYS",
     "OUTCOMES",
     "Decision",
     "Observation",
     "Outcome",
-    "OutcomeKind",
+    "OutcomeStatus",
     "ReplayRecord",
     "RunResult",
     "SmtCheck",
@@ -34,8 +35,9 @@ __all__ = [
     "to_jsonable",
 ]
 
-class OutcomeKind(StrEnum):
-    """How a job ended. A str: files, reports and older code read and compare the value."""
+class OutcomeStatus(StrEnum):
+    """How a job ended. A str: files, reports and older code read and compare the value. Not
+    `Status`: z3 verdicts (SmtCheck.status) and case files (Case.status) have statuses of their own."""
 
     OK = "ok"
     DDE = "dde"  # a data-dependent error
@@ -47,8 +49,8 @@ class OutcomeKind(StrEnum):
     BUG = "bug"
 
 
-BUG = OutcomeKind.BUG
-OUTCOMES = tuple(OutcomeKind)
+BUG = OutcomeStatus.BUG
+OUTCOMES = tuple(OutcomeStatus)
 
 
 def by_position(cls):
@@ -77,7 +79,7 @@ def by_position(cls):
 @by_position
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    kind: OutcomeKind  # a str naming one is taken (files, workers) and checked
+    status: OutcomeStatus  # a str naming one is taken (files, workers) and checked
     exc_type: str = ""
     message: str = ""
     frame: str = ""  # innermost torch frame "path/file.py:function", stable across versions
@@ -88,13 +90,13 @@ class Outcome:
     aten: str = ""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", OutcomeKind(self.kind))  # ValueError names an unknown one
+        object.__setattr__(self, "status", OutcomeStatus(self.status))  # ValueError names an unknown one
 
     def short(self) -> str:
-        if self.kind == "ok":
+        if self.status == "ok":
             return "ok"
         msg = self.message.strip().splitlines()[0][:160] if self.message.strip() else ""
-        return f"{self.kind}: {self.exc_type}: {msg}"
+        return f"{self.status}: {self.exc_type}: {msg}"
 
 
 @by_position
@@ -110,13 +112,13 @@ class Decision:
 class Value:
     """One concrete output: a tensor (shape, dtype, flat data) or an int."""
 
-    kind: str  # "tensor" | "int" | "other"
+    sort: str  # "tensor" | "int" | "other"
     shape: tuple[int, ...] = ()
     dtype: str = ""
     data: tuple[Any, ...] = ()
 
     def same_as(self, other: Value, compare_data: bool = True) -> bool:
-        if (self.kind, self.shape, self.dtype) != (other.kind, other.shape, other.dtype):
+        if (self.sort, self.shape, self.dtype) != (other.sort, other.shape, other.dtype):
             return False
         if not compare_data:
             return True
@@ -124,7 +126,7 @@ class Value:
             _same_num(a, b) for a, b in zip(self.data, other.data))
 
     def describe(self) -> str:
-        if self.kind == "int":
+        if self.sort == "int":
             return f"int {self.data[0]}"
         body = ", ".join(str(x) for x in self.data[:8]) + (", ..." if len(self.data) > 8 else "")
         return f"{self.dtype}{list(self.shape)} [{body}]"
@@ -169,8 +171,8 @@ class ReplayRecord:
 
 
 def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> tuple[str, str, str] | None:
-    """(kind, key, explanation) when the artifact disagrees with the reference, else None.
-    `key` is the stable part of the signature (exception type and torch frame, or output kind).
+    """(symptom, key, explanation) when the artifact disagrees with the reference, else None.
+    `key` is the stable part of the signature (exception type and torch frame, or output's sort).
     Here, below systems and oracles, because both compare runs: eager agreement and replay
     (oracles), and a system confirming a z3 counter-model or choosing a compiled call's
     reference (Note [counterexample replay], Note [branch contract])."""
@@ -186,9 +188,9 @@ def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> t
         return "wrong-arity", "", f"eager returned {len(ref.values)} values, traced {len(art.values)}"
     for k, (a, b) in enumerate(zip(ref.values, art.values)):
         if not a.same_as(b, compare_data=False):
-            return "wrong-shape", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+            return "wrong-shape", a.sort, f"output {k}: eager {a.describe()}, traced {b.describe()}"
         if k not in undefined and not a.same_as(b):
-            return "wrong-value", a.kind, f"output {k}: eager {a.describe()}, traced {b.describe()}"
+            return "wrong-value", a.sort, f"output {k}: eager {a.describe()}, traced {b.describe()}"
     return None
 
 
@@ -273,7 +275,7 @@ class Observation:
     #: Note [root cause]: the first instruction whose symbolic result, evaluated under the
     #: binding, differs from eager's: (op, family, symbolic expr, evaluated, eager), else ()
     diverges: tuple[str, ...] = ()
-    #: what the system could assume, as it learned it: (at, kind, expr) is known to decisions
+    #: what the system could assume, as it learned it: (at, origin, expr) is known to decisions
     #: with index >= at (Note [axioms] in shapefuzz.systems.claims)
     axioms: tuple[tuple[int, str, str], ...] = ()
     smt: tuple[SmtCheck, ...] = ()  # z3 verdicts on the decisions
@@ -286,10 +288,19 @@ class Observation:
     evidence: Evidence = NO_EVIDENCE
 
 
+# Note [file keys]: a field renamed in the code keeps its key in the files that hold it, which
+# external checks and the committed corpus read: a case's observation in case.json writes
+# Outcome.status and Value.sort as "kind", the key they had before the rename (and a finding's
+# symptom is "kind" in case.json, report.json and campaign-state.json: oracles/findings.py)
+FILE_KEYS = {Outcome: {"status": "kind"}, Value: {"sort": "kind"}}
+
+
 def to_jsonable(obj: Any) -> Any:
-    """Dataclasses to JSON-ready dicts; non-finite floats become strings."""
+    """Dataclasses to JSON-ready dicts (keys as Note [file keys] says); non-finite floats become
+    strings."""
     if hasattr(obj, "__dataclass_fields__"):
-        return {k: to_jsonable(v) for k, v in asdict(obj).items()}
+        keys = FILE_KEYS.get(type(obj), {})
+        return {keys.get(f.name, f.name): to_jsonable(getattr(obj, f.name)) for f in fields(obj)}
     if isinstance(obj, dict):
         return {k: to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

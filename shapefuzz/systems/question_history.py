@@ -92,7 +92,7 @@ def _ask_fresh(run, program: QProgram, live: Live, pos: int):
     try:
         run.ask(ins.args[0], COMPARE[ins.args[1]](run.arg(ins.args[2]), run.arg(ins.args[3])))
     except Exception as e:
-        kind = classify(e).kind
-        return (None, "") if kind == "dde" else (None, f"{type(e).__name__}: {str(e)[:200]}")
+        status = classify(e).status
+        return (None, "") if status == "dde" else (None, f"{type(e).__name__}: {str(e)[:200]}")
     e, a, how = run.raw[-1]
     return (str(a), how, e), ""

@@ -72,7 +72,7 @@ def wanted(program, obs) -> bool:
     program of static sizes gives the shape system nothing to do, at any n), one in
     SAMPLE_FACTS of those that also left deferred runtime asserts (facts the shape system keeps
     and reasons with: where a cost that grows with what was asserted before shows)."""
-    if obs.outcome.kind != "ok" or not obs.binding:
+    if obs.outcome.status != "ok" or not obs.binding:
         return False
     return sampled(program, SAMPLE_FACTS if obs.asserts else SAMPLE)
 

@@ -98,7 +98,7 @@ class TorchEnvSystem:
             obs = run.observation(self.name, config, outcome)
             obs = replace(obs, axioms=tuple((at, k, sym_str(e)) for at, k, e in run.axioms))
             smt, replays = _SAME_RUN.evidence(program, obs, lambda: (
-                run.checks(program, outcome), run.replays(program) if outcome.kind == "ok" else None))
+                run.checks(program, outcome), run.replays(program) if outcome.status == "ok" else None))
             obs = replace(obs, smt=smt)
             if replays is not None:
                 obs = evidence.record(obs, QuestionReplays(replays))
@@ -160,8 +160,8 @@ class _Run:
                 self.step(ins)
             except Exception as e:
                 outcome = classify(e)
-                self.stopped = pos if outcome.kind == "dde" else None
-                if outcome.kind == "dde":  # which instruction raised (Note [guard-free questions])
+                self.stopped = pos if outcome.status == "dde" else None
+                if outcome.status == "dde":  # which instruction raised (Note [guard-free questions])
                     outcome = replace(outcome, op=raiser(ins))
                 return outcome
         return Outcome("ok")
@@ -285,10 +285,10 @@ class _Run:
         recorded (Note [axioms]), plus the final backed ranges produce_guards checks."""
         se = self.se
         final = [e for _, _, e in self.axioms] + final_backed_ranges(se, self.binding)
-        if outcome.kind == "dde":
+        if outcome.status == "dde":
             c = dde_check(parse(unhinted(outcome)), final, settings)
             return (c,) if c is not None else ()
-        if outcome.kind != "ok":
+        if outcome.status != "ok":
             return ()
         leaves = [v for ins, v in zip(program.instrs, _defined(program, self.values))
                   if ins.op in ("backed", "unbacked")]

@@ -133,7 +133,7 @@ def observe_trace(system: str, config: str, program: Program, variants, trace_fn
         values = run_values(program, env, forced, real=real)
         history = tensor_history.replay(asked, values)
         # Note [root cause]: an instruction before the one that raised may already be wrong
-        diverges = first_divergence(program, env, values, forced, real=real) if outcome.kind == "error" else ()
+        diverges = first_divergence(program, env, values, forced, real=real) if outcome.status == "error" else ()
         return evidence.record(Observation(system, config, outcome, tuple(rec.decisions), axioms=axioms, smt=smt,
                                            diverges=diverges, elapsed_s=time.perf_counter() - t0), history)
     forced = fallbacks()
@@ -292,7 +292,7 @@ def tensor_checks(program, rec, tr, binding: dict, replay, settings: SmtSettings
     foreign = {k for k, env in enumerate(rec.envs) if env != id(se)}
     checks = check_claims(rec.raw, axioms, final, rec.unchecked | foreign, bounds, settings, realize)
     checks += hint_sanity([g.expr for g in se.guards], binding)
-    text = tuple((at, kind, str(e)) for at, kind, e in axioms)
+    text = tuple((at, origin, str(e)) for at, origin, e in axioms)
     return text, tuple(checks)
 
 
@@ -307,7 +307,7 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
     if se is None:
         return (), ()
     facts = dde_facts(se)
-    text = tuple((0, kind, str(e)) for kind, e in facts)
+    text = tuple((0, origin, str(e)) for origin, e in facts)
     if not isinstance(expr, sympy.Basic):
         return text, ()
     values = run_values(program, traced_env, forced, real=real)
@@ -320,7 +320,7 @@ def tensor_dde(program, exc, traced_env=None, forced=frozenset(),
 
 
 def dde_facts(se: ss.ShapeEnv) -> list[tuple[str, sympy.Basic]]:
-    """(kind, fact) for every fact the ShapeEnv holds (Note [facts torch is given] in
+    """(origin, fact) for every fact the ShapeEnv holds (Note [facts torch is given] in
     shapefuzz/oracles/spurious_dde.py): its guards, deferred runtime asserts (torch._check,
     _check_is_size), replacements, and the finite bounds of its symbols' value ranges (a size's
     creation range, an unbacked size >= 0, item()'s and nonzero's ranges, what checks refined)."""

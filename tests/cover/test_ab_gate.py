@@ -46,9 +46,9 @@ SPEC = ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 0)
 SDPA_LIKE = "0 <= FloatTrueDiv(1.0, OpaqueUnaryFn_sqrt(ToFloat(u0 - 3)))"
 
 
-def obs(answer="True", how="static", u="u0", kind="ok", asserts=None, replays=(), smt=(), expr=""):
+def obs(answer="True", how="static", u="u0", status="ok", asserts=None, replays=(), smt=(), expr=""):
     asserts = (f"{u} >= 0",) if asserts is None else asserts
-    return Observation("torch-env", "default", Outcome(kind, expr=expr), (Decision(f"{u} >= 2", answer, how),),
+    return Observation("torch-env", "default", Outcome(status, expr=expr), (Decision(f"{u} >= 2", answer, how),),
                        (), asserts, out_exprs=("s0", u, f"s0 + {u}"), binding=(("s0", 6), (u, 3)),
                        out_eval=("6", "3", "9"), replays=replays, smt=smt, elapsed_s=0.01)
 
@@ -62,7 +62,7 @@ def _spurious(u="u0"):
     """A DDE on a question the facts decide: the spurious-dde oracle's, which compares all of a
     program's observations rather than one (it was never marked pre-existing before)."""
     check = SmtCheck("spurious-dde", -1, f"{u} >= 2", "unsat", "the facts prove it true")
-    return dataclasses.replace(obs(u=u, kind="dde", expr=f"{u} >= 2"), decisions=(), smt=(check,))
+    return dataclasses.replace(obs(u=u, status="dde", expr=f"{u} >= 2"), decisions=(), smt=(check,))
 
 
 def test_a_spurious_dde_both_builds_raise_is_pre_existing_and_one_only_the_candidate_raises_is_not():
@@ -70,7 +70,7 @@ def test_a_spurious_dde_both_builds_raise_is_pre_existing_and_one_only_the_candi
     assert both and all(f.pre_existing for f in both), both
     alone = check_all(P, None, [_spurious(), mark(obs(), SPEC)])
     assert [f for f in alone if f.oracle == "spurious-dde" and not f.pre_existing], alone
-    assert any(f.oracle == "ab" and f.kind == "lost-precision" for f in alone)
+    assert any(f.oracle == "ab" and f.symptom == "lost-precision" for f in alone)
 
 
 # ---- the exit code ------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def test_dropping_a_check_the_baseline_s_own_input_fails_is_an_improvement_not_w
                                                  "traced input fails"]
     # the same missing check, true at the traced values: weaker guards, as before
     sound = obs(asserts=("u0 >= 0", "u0 >= 3"))
-    assert [f.kind for f in ab(cand, sound)] == ["weaker-guards"]
+    assert [f.symptom for f in ab(cand, sound)] == ["weaker-guards"]
     assert improvements(P, None, cand, sound) == []
     # the candidate keeps the failing check too: nothing dropped, nothing to list
     assert improvements(P, None, obs(asserts=("u0 >= 0", fact)), base) == []
@@ -201,9 +201,9 @@ def test_an_input_only_such_a_baseline_rejects_is_no_finding_where_the_candidate
     base = obs(asserts=("u0 >= 0", SDPA_LIKE), replays=(_replay(False),))
     assert ab(obs(replays=(_replay(True),)), base) == []
     wrong = ab(obs(replays=(_replay(True, agrees=False),)), base)  # still critical where it is wrong
-    assert [(f.kind, f.severity) for f in wrong] == [("weaker-guards", "critical")]
+    assert [(f.symptom, f.severity) for f in wrong] == [("weaker-guards", "critical")]
     plain = obs(replays=(_replay(False),))  # a baseline whose facts hold at its traced values
-    assert [(f.kind, f.severity) for f in ab(obs(replays=(_replay(True),)), plain)] == [("weaker-guards", "high")]
+    assert [(f.symptom, f.severity) for f in ab(obs(replays=(_replay(True),)), plain)] == [("weaker-guards", "high")]
 
 
 def test_a_slowdown_repro_times_each_side_twice_and_keeps_its_fastest(monkeypatch):

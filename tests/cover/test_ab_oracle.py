@@ -20,9 +20,9 @@ P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", 
 SPEC = ABEvidence("/usr/bin/python3", (("PYTHONPATH", ""),), 0)
 
 
-def obs(answer="True", how="static", u="u0", s="s0", kind="ok", guards=(), elapsed=0.01, expr="", ranges=()):
+def obs(answer="True", how="static", u="u0", s="s0", status="ok", guards=(), elapsed=0.01, expr="", ranges=()):
     """One torch-env observation of P, with the unbacked symbol called `u` (builds differ)."""
-    return Observation("torch-env", "default", Outcome(kind, expr=expr), (Decision(f"{u} >= 2", answer, how),),
+    return Observation("torch-env", "default", Outcome(status, expr=expr), (Decision(f"{u} >= 2", answer, how),),
                        guards, (f"{u} >= 0",), out_exprs=(s, u, f"{s} + {u}"),
                        ranges=ranges, binding=((s, 6), (u, 3)), out_eval=("6", "3", "9"), elapsed_s=elapsed)
 
@@ -45,7 +45,7 @@ def test_other_oracles_never_see_the_baseline():
 
 def test_regression_when_only_the_candidate_contradicts_the_truth():
     (f,) = ab(obs("False", "static", u="u3"), obs("True", "static", u="u0"))
-    assert (f.kind, f.severity) == ("regression", "critical")
+    assert (f.symptom, f.severity) == ("regression", "critical")
     assert "truth" in f.key and f.evidence == SPEC  # the repro reads its baseline there (Note [typed evidence])
     # reported once: the truth finding it was made from is not reported beside it
     assert [g.oracle for g in check_all(P, None, [obs("False", "static"), mark(obs(), SPEC)])] == ["ab"]
@@ -57,11 +57,11 @@ def test_regression_when_only_the_candidate_contradicts_the_truth():
 def test_no_regression_where_the_baseline_never_traced():
     """A baseline that raised a DDE did not agree with eager on what the candidate traced past
     it: the candidate's wrong claim is its one-torch finding (truth), not an A/B regression."""
-    dde = obs(kind="dde", expr="Eq(u0, 1)")
+    dde = obs(status="dde", expr="Eq(u0, 1)")
     assert ab(obs("False", "static"), dde) == []
     assert "truth" in {f.oracle for f in check_all(P, None, [obs("False", "static"), mark(dde, SPEC)])}
     (f,) = ab(obs("False", "static"), obs())  # the baseline traced and agrees: a regression
-    assert f.kind == "regression"
+    assert f.symptom == "regression"
 
 
 def test_a_one_torch_finding_the_baseline_shares_is_pre_existing():
@@ -93,9 +93,9 @@ def test_an_error_of_another_exception_on_the_baseline_is_not_the_same_bug():
 
 def test_lost_precision_fallback_and_dde():
     (f,) = ab(obs("False", "fallback"), obs("True", "static"))
-    assert (f.kind, f.severity) == ("lost-precision", "medium") and "fallback" in f.key
-    (g,) = ab(obs(kind="dde", expr="u0 >= 2"), obs())
-    assert g.kind == "lost-precision" and "dde" in g.key
+    assert (f.symptom, f.severity) == ("lost-precision", "medium") and "fallback" in f.key
+    (g,) = ab(obs(status="dde", expr="u0 >= 2"), obs())
+    assert g.symptom == "lost-precision" and "dde" in g.key
 
 
 def test_improvement_is_not_a_finding():
@@ -108,23 +108,23 @@ def test_improvement_is_not_a_finding():
 
 def test_weaker_guards_by_z3_and_extra_specialization():
     weak = ab(obs(guards=()), obs(u="u4", guards=("Eq(s0, 6)",)))
-    assert [(f.kind, f.severity) for f in weak] == [("weaker-guards", "high")]
+    assert [(f.symptom, f.severity) for f in weak] == [("weaker-guards", "high")]
     assert "s0=" in weak[0].detail
     # the candidate claimed s0 == 6 without the guard that made it true: critical at the model
     claim = Observation("torch-env", "default", Outcome("ok"), (Decision("Eq(s0, 6)", "True", "static"),),
                         binding=(("s0", 6),))
     guarded = dataclasses.replace(claim, decisions=(Decision("Eq(s0, 6)", "True", "guard"),), guards=("Eq(s0, 6)",))
-    (f,) = [f for f in check_all(P, None, [claim, mark(guarded, SPEC)]) if f.kind == "weaker-guards"]
+    (f,) = [f for f in check_all(P, None, [claim, mark(guarded, SPEC)]) if f.symptom == "weaker-guards"]
     assert f.severity == "critical" and "is false" in f.summary
     assert ab(obs(guards=("Eq(s0, 6)",)), obs(guards=("Eq(6, s0)",))) == []  # equivalent guards
     # a range that implies the baseline's guard is as strong as the guard
     assert ab(obs(ranges=(("s0", "VR[2, int_oo]"),)), obs(u="u2", guards=("s0 >= 2",))) == []
-    assert [f.kind for f in ab(obs(ranges=(("s0", "VR[0, int_oo]"),)), obs(guards=("s0 >= 2",)))] == ["weaker-guards"]
+    assert [f.symptom for f in ab(obs(ranges=(("s0", "VR[0, int_oo]"),)), obs(guards=("s0 >= 2",)))] == ["weaker-guards"]
 
 
 def test_slowdown_needs_a_ratio_and_an_absolute_difference():
     (f,) = ab(obs(elapsed=1.5), obs(elapsed=0.5))
-    assert (f.kind, f.severity) == ("slowdown", "low")
+    assert (f.symptom, f.severity) == ("slowdown", "low")
     assert ab(obs(elapsed=0.03), obs(elapsed=0.01)) == []  # 3x, but 20 ms: noise
 
 

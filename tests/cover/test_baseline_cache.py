@@ -23,8 +23,8 @@ def job(n: int, system: str = "make_fx") -> Job:
     return Job(f'{{"program": {n}}}', system, "default", "[]")
 
 
-def obs(system: str = "make_fx", kind: str = "ok", n: int = 0) -> Observation:
-    return Observation(system, "default", Outcome(kind), decisions=(Decision("Eq(s0, 2)", "False", "guard"),),
+def obs(system: str = "make_fx", status: str = "ok", n: int = 0) -> Observation:
+    return Observation(system, "default", Outcome(status), decisions=(Decision("Eq(s0, 2)", "False", "guard"),),
                        artifact=RunResult(True, values=(Value("tensor", (n, 2), "float32", (1.0, 2.0)),)),
                        smt=(SmtCheck("static-soundness", 0, "Eq(s0, 2)", "unsat"),), elapsed_s=0.5)
 
@@ -41,11 +41,11 @@ def test_a_stored_observation_comes_back_equal_under_its_key_only(tmp_path):
 
 def test_load_dependent_outcomes_are_not_stored(tmp_path):
     cache = BaselineCache(tmp_path / "c.sqlite", "k")
-    for n, kind in enumerate(("timeout", "crash", "bug")):
-        cache.put(job(n), obs(kind=kind))
+    for n, status in enumerate(("timeout", "crash", "bug")):
+        cache.put(job(n), obs(status=status))
         assert cache.get(job(n)) is None
-    cache.put(job(9), obs(kind="dde"))
-    assert cache.get(job(9)).outcome.kind == "dde"
+    cache.put(job(9), obs(status="dde"))
+    assert cache.get(job(9)).outcome.status == "dde"
 
 
 class Planted:

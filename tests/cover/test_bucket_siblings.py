@@ -73,9 +73,9 @@ def test_the_reserve_counts_only_the_first_finding_of_each_bucket():
 
     p = QProgram((QInstr("backed", (3,)),))
 
-    def bug(config, kind="k", shrunk=False):
-        f = Finding("truth", "high", "torch-env", config, kind, "s", "d",
-                    Signature("truth", kind, ("torch-env",), config))
+    def bug(config, symptom="k", shrunk=False):
+        f = Finding("truth", "high", "torch-env", config, symptom, "s", "d",
+                    Signature("truth", symptom, ("torch-env",), config))
         return f.key, FoundBug(f, p, None, shrunk=shrunk)
 
     bugs = dict([bug("default", shrunk=True), bug("agfs=1"), bug("agfs=2"), bug("agfs=1", "other")])

@@ -27,4 +27,4 @@ def test_cond_over_a_transposed_operand_traces():
                    {"args": [{"v": 1}, {"v": 2}, ">", 2, "halves"], "n_out": 1, "op": "cond"}],
         "outputs": [3], "schema": 1})
     obs = get_system("make_fx").observe(p, "default", ())
-    assert obs.outcome.kind == "ok", obs.outcome.short()
+    assert obs.outcome.status == "ok", obs.outcome.short()

@@ -41,11 +41,11 @@ def observe(p, config="default", n=8):
 def test_contract_fires_when_the_exported_program_accepts_and_miscomputes():
     with unchecked_module():
         eager, obs = observe(MAX)
-    assert obs.outcome.kind == "ok", obs.outcome.short()
+    assert obs.outcome.status == "ok", obs.outcome.short()
     fs = [f for f in check_all(MAX, eager, [obs]) if f.oracle == "contract"]
     assert len(fs) == 1, [f.key for f in check_all(MAX, eager, [obs])]
     f = fs[0]
-    assert f.severity == "high" and f.kind == "wrong-value"
+    assert f.severity == "high" and f.symptom == "wrong-value"
     rec = obs.replays[f.replay_index]
     assert rec.inputs[0].shape[0] < 3 and not rec.accepted and rec.artifact.ok
     assert f.key.startswith("contract:wrong-value:export:default:") and clause(rec.outside) in f.key
@@ -100,7 +100,7 @@ def no_constraint_violation():
 def test_silent_specialization_fires_on_a_planted_specialization():
     with no_constraint_violation():
         eager, obs = observe(PINNED, n=2)
-    assert obs.outcome.kind == "ok", obs.outcome.short()
+    assert obs.outcome.status == "ok", obs.outcome.short()
     assert [(d.input, d.dim, d.declared) for d in specialized(obs)] == [(0, 0, "Dim.DYNAMIC")]
     fs = [f for f in check_all(PINNED, eager, [obs]) if f.oracle == "specialization"]
     assert [f.key for f in fs] == ["specialization:silent-specialization:export:default"]
@@ -114,7 +114,7 @@ def test_silent_specialization_quiet_on_clean_runs_and_dim_auto():
     # silently by design: neither is a finding
     for config, outcome in (("default", "constraint"), ("dim-auto", "ok")):
         e, o = observe(PINNED, config, n=2)
-        assert o.outcome.kind == outcome, (config, o.outcome.short())
+        assert o.outcome.status == outcome, (config, o.outcome.short())
         assert specialized(o) == () and check_all(PINNED, e, [o]) == []
 
 

@@ -109,7 +109,7 @@ def test_spurious_dde_fires_on_a_dropped_fact_and_its_repro_confirms(tmp_path):
     with forgetful():
         (f,) = findings(DECIDED, "spurious-dde")
         code, out = run_repro(f, DECIDED, tmp_path)
-    assert f.kind == "completeness" and f.severity == "medium" and f.replay_index == 0
+    assert f.symptom == "completeness" and f.severity == "medium" and f.replay_index == 0
     # Note [root cause bucket]: u0 >= 3 gave torch the range that decides u0 >= 2, the plant
     # did not consult it; the raiser is in the detail, not the key
     assert "ignored[ranges]" in f.key and ":bool:" not in f.key and "raised by bool" in f.detail
@@ -122,7 +122,7 @@ def test_spurious_dde_fires_on_a_dropped_fact_and_its_repro_confirms(tmp_path):
 
 def test_spurious_dde_quiet_on_a_deserved_dde_and_on_an_invalid_program():
     open_q = QProgram((U, QInstr("ask", ("bool", ">=", Ref(0), 2))))
-    assert TorchEnvSystem().observe(open_q).outcome.kind == "dde"
+    assert TorchEnvSystem().observe(open_q).outcome.status == "dde"
     assert findings(open_q, "spurious-dde") == []  # nothing decides u0 >= 2
     # a false check before the question: contradicting facts prove anything, no finding
     false_check = QProgram((U, QInstr("check", (">=", Ref(0), 9)), QInstr("ask", ("bool", ">=", Ref(0), 2))))
@@ -134,7 +134,7 @@ def test_history_fires_on_a_stale_cache_and_its_repro_confirms(tmp_path):
     with stale_cache():
         (f,) = findings(AGAIN, "history")
         code, out = run_repro(f, AGAIN, tmp_path)
-    assert f.kind == "stale-fallback" and f.replay_index == 1 and "fresh ShapeEnv" in f.detail
+    assert f.symptom == "stale-fallback" and f.replay_index == 1 and "fresh ShapeEnv" in f.detail
     assert code == 1 and "BUG" in out, out
     assert findings(AGAIN, "history") == []  # unmodified torch: the live answer is as sharp
     assert run_repro(f, AGAIN, tmp_path)[0] == 0
@@ -167,7 +167,7 @@ def test_singleton_range_then_check():
     p = QProgram((QInstr("backed", (3,)), QInstr("unbacked", (0,)), QInstr("constrain_range", (Ref(1), 0, 0)),
                   QInstr("binop", ("*", Ref(0), Ref(1))), QInstr("check", ("==", Ref(2), Ref(1)))))
     assert truth(p).failed_check is None
-    assert TorchEnvSystem().observe(p).outcome.kind == "ok"
+    assert TorchEnvSystem().observe(p).outcome.status == "ok"
 
 
 def test_expression_classes_separate_function_families():
@@ -188,7 +188,7 @@ def test_new_question_ops_validate_and_hold_concretely():
     out = QProgram((U, QInstr("constrain_range", (Ref(0), 6, 9)))).instrs
     assert truth(QProgram(out)).failed_check == 1
     o = TorchEnvSystem().observe(p)
-    assert o.outcome.kind == "ok" and o.decisions[0].how == "static"
+    assert o.outcome.status == "ok" and o.decisions[0].how == "static"
     assert ("0", "range", "u0 >= 3") in [(str(a), k, e) for a, k, e in o.axioms]
 
 
@@ -203,7 +203,7 @@ def test_torch_and_ref_claims_are_the_concrete_answers_with_the_new_ops(p):
     from shapefuzz.oracles import truth_agreement
 
     for obs in (TorchEnvSystem().observe(p), RefSystem().observe(p, "default")):
-        bad = [f for f in truth_agreement(p, obs) if f.kind not in ("crash", "timeout")]
+        bad = [f for f in truth_agreement(p, obs) if f.symptom not in ("crash", "timeout")]
         assert bad == [], (p.pretty(), bad[0].detail)
 
 
@@ -233,7 +233,7 @@ def test_one_finding_per_bug_across_configs():
     p = again("guard_or_false")  # torch 2.13 keeps this fallback stale under every config
     obs = [TorchEnvSystem().observe(p, c) for c in ("stack-traces-off", "default", "agfs=1")]
     (f,) = [f for f in check_all(p, None, obs) if f.oracle == "history"]
-    assert f.config == "default" and f.kind == "stale-fallback"
+    assert f.config == "default" and f.symptom == "stale-fallback"
 
 
 def test_history_quiet_when_the_fresh_claim_is_wrong():
@@ -245,7 +245,7 @@ def test_history_quiet_when_the_fresh_claim_is_wrong():
     base = TorchEnvSystem().observe(QProgram(p.instrs[:2]))
     right = HistoryRecord(1, "u0 >= 3", ("False", "fallback"), ("True", "static"))
     wrong = HistoryRecord(1, "u0 >= 3", ("True", "fallback"), ("False", "static"))
-    assert [f.kind for f in history_findings(p, with_records(base, right))] == ["stale-fallback"]
+    assert [f.symptom for f in history_findings(p, with_records(base, right))] == ["stale-fallback"]
     assert history_findings(p, with_records(base, wrong)) == []
 
 
@@ -307,7 +307,7 @@ def test_tensor_history_fires_on_a_stale_static_cache_and_its_repro_confirms(sys
     with stale_cache():
         obs, (f,) = tensor_findings(p, system)
         code, out, n = tensor_repro(f, p, tmp_path)
-    assert f.kind == "stale-fallback" and f.system == system and f.severity == "medium"
+    assert f.symptom == "stale-fallback" and f.system == system and f.severity == "medium"
     assert f.key == f"history:stale-fallback:{system}:default:Cmp[]:statically_known_true"
     assert "statically_known_true(u0 >= 3)" in f.detail and "at the run's values it is True" in f.detail
     assert code == 1 and "BUG" in out and "('True', 'static')" in out, out
@@ -324,7 +324,7 @@ def test_tensor_history_fires_on_a_stale_dde_and_its_repro_confirms(system, tmp_
     with stale_dde():
         obs, (f,) = tensor_findings(p, system)
         code, out, _ = tensor_repro(f, p, tmp_path)
-    assert obs.outcome.kind == "dde" and f.kind == "stale-dde" and ":bool" in f.key
+    assert obs.outcome.status == "dde" and f.symptom == "stale-dde" and ":bool" in f.key
     assert code == 1 and "got (live ShapeEnv): a data-dependent error" in out, out
     assert tensor_findings(p, system)[1] == []  # unmodified torch decides it
     assert run_repro(f, p, tmp_path)[0] == 0
@@ -350,10 +350,10 @@ def test_tensor_history_quiet_when_the_fresh_claim_is_not_the_concrete_answer():
     obs, _ = tensor_findings(p, "make_fx")
     eager = EagerSystem().observe(p, "default", ())
     rec = HistoryRecord(1, "u0 >= 3", ("False", "fallback"), ("True", "static"), "", "True", "statically_known_true")
-    assert [f.kind for f in across_configs(p, [with_records(obs, rec)], eager)] == ["stale-fallback"]
+    assert [f.symptom for f in across_configs(p, [with_records(obs, rec)], eager)] == ["stale-fallback"]
     for bad in (replace(rec, concrete="False"), replace(rec, concrete="")):  # wrong, or not known
         assert across_configs(p, [with_records(obs, bad)], eager) == []
-    invalid = replace(eager, outcome=replace(eager.outcome, kind="error"))  # a false check: no facts to trust
+    invalid = replace(eager, outcome=replace(eager.outcome, status="error"))  # a false check: no facts to trust
     assert across_configs(p, [with_records(obs, rec)], invalid) == []
 
 

@@ -1,4 +1,4 @@
-"""The value Enums of issue 32 item 1 (severity, outcome kind, what a repro compares): a str
+"""The value Enums of issue 32 item 1 (severity, outcome status, what a repro compares): a str
 naming a member is taken and becomes the member, an unknown one is refused where it enters, and
 the members are their values wherever files, reports and plugins read or write them."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from shapefuzz.oracles.base import COMPARES, Compares, Oracle
 from shapefuzz.oracles.findings import SEVERITIES, Finding, Severity
-from shapefuzz.systems.observation import OUTCOMES, Outcome, OutcomeKind
+from shapefuzz.systems.observation import OUTCOMES, Outcome, OutcomeStatus
 
 
 def _finding(severity) -> Finding:
@@ -20,7 +20,7 @@ def _finding(severity) -> Finding:
 
 def test_a_name_becomes_the_member_and_an_unknown_one_is_refused():
     assert _finding("high").severity is Severity.HIGH
-    assert Outcome("dde").kind is OutcomeKind.DDE
+    assert Outcome("dde").status is OutcomeStatus.DDE
     with pytest.raises(ValueError, match="severe"):
         _finding("severe")
     with pytest.raises(ValueError, match="oops"):
@@ -42,5 +42,5 @@ def test_members_are_their_values_in_files_and_tables():
     assert Finding.from_json(json.loads(json.dumps(f.to_json()))) == f
     assert SEVERITIES == ("critical", "high", "medium", "low")  # most severe first: the order used
     assert "fresh-env" in COMPARES and "bug" in OUTCOMES
-    assert f"{Outcome('timeout').kind}" == "timeout"
+    assert f"{Outcome('timeout').status}" == "timeout"
     assert pickle.loads(pickle.dumps(Outcome("ok"))) == Outcome("ok")

@@ -48,13 +48,13 @@ def _guarding_guard_or(a, default):
 
 def _kinds(p, config="default"):
     o = ENV.observe(p, config, ())
-    return o, {(f.oracle, f.kind) for f in check_all(p, None, (o,))}
+    return o, {(f.oracle, f.symptom) for f in check_all(p, None, (o,))}
 
 
 @pytest.mark.parametrize("mode", sorted(PROGRAMS))
 def test_quiet_on_unmodified_torch(mode):
     o, kinds = _kinds(PROGRAMS[mode])
-    assert o.outcome.kind == "ok" and [d.how for d in o.decisions] == ["fallback"], o.outcome.short()
+    assert o.outcome.status == "ok" and [d.how for d in o.decisions] == ["fallback"], o.outcome.short()
     assert kinds == set()
 
 
@@ -63,7 +63,7 @@ def test_quiet_on_unmodified_torch(mode):
 def test_no_guard_free_finding_on_unmodified_torch_under_any_config(p):
     for _, config in targets_for(("torch-env",)):
         o = ENV.observe(p, config, ())
-        assert not [f for f in truth_agreement(p, o) if f.kind in ("dde-in-guard-free", "guard-in-static")], (
+        assert not [f for f in truth_agreement(p, o) if f.symptom in ("dde-in-guard-free", "guard-in-static")], (
             config, p.dumps())
 
 
@@ -71,7 +71,7 @@ def test_no_guard_free_finding_on_unmodified_torch_under_any_config(p):
 def test_fires_when_guard_or_raises(monkeypatch, mode):
     monkeypatch.setattr(ss, "_guard_or", _guarding_guard_or)
     o, kinds = _kinds(PROGRAMS[mode])
-    assert o.outcome.kind == "dde" and o.outcome.op == f"ask:{mode}"
+    assert o.outcome.status == "dde" and o.outcome.op == f"ask:{mode}"
     assert ("truth", "dde-in-guard-free") in kinds, kinds
 
 
@@ -79,7 +79,7 @@ def test_a_dde_of_bool_is_not_this_oracles(monkeypatch):
     """bool() may raise a DDE: whether it was deserved is the spurious-dde oracle's question."""
     p = P(("unbacked", 5), ("ask", "bool", ">", R(0), 2))
     o, kinds = _kinds(p)
-    assert o.outcome.kind == "dde" and o.outcome.op == "ask:bool"
+    assert o.outcome.status == "dde" and o.outcome.op == "ask:bool"
     assert ("truth", "dde-in-guard-free") not in kinds
 
 
@@ -92,7 +92,7 @@ def _plant_source() -> str:
 def test_the_repro_exits_1_under_the_plant_and_0_without(monkeypatch, tmp_path):
     monkeypatch.setattr(ss, "_guard_or", _guarding_guard_or)
     p = PROGRAMS["guard_or_false"]
-    (f,) = [f for f in check_all(p, None, (ENV.observe(p, "default", ()),)) if f.kind == "dde-in-guard-free"]
+    (f,) = [f for f in check_all(p, None, (ENV.observe(p, "default", ()),)) if f.symptom == "dde-in-guard-free"]
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, p, None, torch_version=torch.__version__)))
@@ -135,7 +135,7 @@ def test_a_statically_known_question_that_guards_is_a_finding_and_its_repro_show
     _plant_static(monkeypatch)
     o = ENV.observe(STATIC, "default", ())
     assert [(d.answer, d.how) for d in o.decisions] == [("False", "guard")]
-    (f,) = [f for f in check_all(STATIC, None, (o,)) if f.kind == "guard-in-static"]
+    (f,) = [f for f in check_all(STATIC, None, (o,)) if f.symptom == "guard-in-static"]
     monkeypatch.undo()
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, STATIC, None, torch_version=torch.__version__)))

@@ -47,7 +47,7 @@ def test_the_mode_is_asked_and_falls_back_to_true():
 @pytest.mark.parametrize("system", [TorchEnvSystem(), RefSystem()], ids=["torch-env", "ref"])
 def test_both_systems_record_the_value_of_the_condition(system):
     o = system.observe(PROGRAM, "default", ())
-    assert o.outcome.kind == "ok", o.outcome.short()
+    assert o.outcome.status == "ok", o.outcome.short()
     assert _answers(o) == WANT
     assert o.guards == ()  # statically_known_false never guards
     assert check_all(PROGRAM, None, (o,)) == []
@@ -67,7 +67,7 @@ def test_truth_fires_when_an_undecided_condition_is_called_known_false(monkeypat
     assert _answers(o) == [("False", "static")]  # "u0 > 2 is known False"; u0 = 5
     found = check_all(p, None, (o,))
     # the concrete answer (truth) and z3 (the claim does not follow from u0's range) both see it
-    assert {(f.oracle, f.kind) for f in found} == {("truth", "wrong-static"),
+    assert {(f.oracle, f.symptom) for f in found} == {("truth", "wrong-static"),
                                                    ("static-soundness", "unsound-static")}, found
 
 

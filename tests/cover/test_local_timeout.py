@@ -31,5 +31,5 @@ def test_a_hanging_local_job_is_a_timeout_observation(monkeypatch):
     monkeypatch.setattr(local, "run_job", lambda job, parsed: time.sleep(10))
     here = LocalJobs(("ref",), 0.2, SystemTimes(), TorchCoverage(), None)  # a ref job: no coverage sampler
     obs = here.run(Job("{}", "ref", "default", "[]"))
-    assert (obs.system, obs.outcome.kind) == ("ref", "timeout"), obs.outcome
+    assert (obs.system, obs.outcome.status) == ("ref", "timeout"), obs.outcome
     assert "no answer in 0.2 s" in obs.outcome.message

@@ -22,7 +22,7 @@ def test_renamed_input_assert_rejects_the_traced_inputs():
     p = prog([empty, x, x], [I("mul", R(2), R(0)), I("mul", R(3), R(1))])
     eager = get_system("eager").observe(p, "default", [])
     obs = get_system("make_fx").observe(p, "default", variants(p, 2))
-    assert obs.outcome.kind == "ok"
+    assert obs.outcome.status == "ok"
     assert not obs.artifact.ok and "Runtime assertion failed" in obs.artifact.error
     assert "Eq(u0, 0)" in obs.artifact.error
     assert check_all(p, eager, [obs]) == []
@@ -36,12 +36,12 @@ def test_a_dde_inside_a_cond_arm_is_a_dde_not_an_error():
     x = inp([0, 1], (2, 1, 1), dtype="int", dims=("unbacked", "static", "unbacked"))
     p = prog([x], [I("size", R(0), 0), I("cond", R(0), R(1), "==", 3, "flip")])
     obs = get_system("make_fx").observe(p, "default", [])
-    if obs.outcome.kind == "ok":
+    if obs.outcome.status == "ok":
         pytest.skip(f"torch {torch.__version__} decides the operand's strides: no DDE in the arm")
-    assert obs.outcome.kind == "dde", obs.outcome.short()
+    assert obs.outcome.status == "dde", obs.outcome.short()
     assert obs.outcome.exc_type == "GuardOnDataDependentSymNode" and "u" in obs.outcome.expr
     eager = get_system("eager").observe(p, "default", [])
-    assert eager.outcome.kind == "ok" and check_all(p, eager, [obs]) == []
+    assert eager.outcome.status == "ok" and check_all(p, eager, [obs]) == []
 
 
 def test_a_dynamo_error_raised_from_a_dde_is_classified_as_the_dde():
@@ -58,5 +58,5 @@ def test_a_dynamo_error_raised_from_a_dde_is_classified_as_the_dde():
             raise UserError(UserErrorType.CONSTRAINT_VIOLATION, "cond arm") from e
     except UserError as wrapped:
         out = classify(wrapped)
-    assert (out.kind, out.exc_type) == ("dde", "GuardOnDataDependentSymNode")
-    assert classify(UserError(UserErrorType.CONSTRAINT_VIOLATION, "no cause")).kind != "dde"
+    assert (out.status, out.exc_type) == ("dde", "GuardOnDataDependentSymNode")
+    assert classify(UserError(UserErrorType.CONSTRAINT_VIOLATION, "no cause")).status != "dde"

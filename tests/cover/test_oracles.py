@@ -51,8 +51,8 @@ GOOD_EXPRS, GOOD_EVAL = ("[s0]", "s0"), ("[3]", "3")
 
 
 def eager_obs(result: RunResult = GOOD) -> Observation:
-    kind = "ok" if result.ok else "error"
-    outcome = Outcome(kind) if result.ok else Outcome("error", *result.error.split(": ", 1))
+    status = "ok" if result.ok else "error"
+    outcome = Outcome(status) if result.ok else Outcome("error", *result.error.split(": ", 1))
     return Observation("eager", "default", outcome, reference=result, artifact=result)
 
 
@@ -70,7 +70,7 @@ def replay(reference: RunResult, artifact: RunResult | None, accepted: bool = Tr
 
 
 def kinds(findings: list[Finding]) -> list[tuple[str, str]]:
-    return [(f.oracle, f.kind) for f in findings]
+    return [(f.oracle, f.symptom) for f in findings]
 
 
 def one(findings: list[Finding], oracle: str, kind: str) -> Finding:
@@ -172,18 +172,18 @@ def test_trace_error_fires():
     assert f.key.endswith("Unsupported:_dynamo/exc.py:unimplemented")
 
 
-@pytest.mark.parametrize("kind", ["crash", "timeout"])
-def test_crash_and_timeout_fire(kind):
-    o = Outcome(kind, "", "worker died with signal 11" if kind == "crash" else "60s")
-    f = one(check(traced(outcome=o, reference=None, artifact=None)), "eager-agreement", kind)
+@pytest.mark.parametrize("status", ["crash", "timeout"])
+def test_crash_and_timeout_fire(status):
+    o = Outcome(status, "", "worker died with signal 11" if status == "crash" else "60s")
+    f = one(check(traced(outcome=o, reference=None, artifact=None)), "eager-agreement", status)
     assert f.severity == "high"
     assert f.detail == o.message
 
 
-@pytest.mark.parametrize("kind", ["crash", "timeout"])
-def test_crash_and_timeout_fire_even_when_eager_errors(kind):
-    obs = traced(outcome=Outcome(kind, "", "x"), reference=None, artifact=None)
-    one(check(obs, eager_obs(err())), "eager-agreement", kind)
+@pytest.mark.parametrize("status", ["crash", "timeout"])
+def test_crash_and_timeout_fire_even_when_eager_errors(status):
+    obs = traced(outcome=Outcome(status, "", "x"), reference=None, artifact=None)
+    one(check(obs, eager_obs(err())), "eager-agreement", status)
 
 
 def test_float_outside_tolerance_fires():
@@ -213,9 +213,9 @@ def test_both_erroring_is_quiet_even_with_different_errors():
     assert check(obs, eager_obs(err("RuntimeError: a"))) == []
 
 
-@pytest.mark.parametrize("kind", ["dde", "constraint"])
-def test_dde_and_constraint_outcomes_are_quiet(kind):
-    o = Outcome(kind, "GuardOnDataDependentSymNode", "Could not guard on u0 < 3", "x.py:f", "u0 < 3")
+@pytest.mark.parametrize("status", ["dde", "constraint"])
+def test_dde_and_constraint_outcomes_are_quiet(status):
+    o = Outcome(status, "GuardOnDataDependentSymNode", "Could not guard on u0 < 3", "x.py:f", "u0 < 3")
     assert check(traced(outcome=o, reference=None, artifact=None)) == []
     # even if the (absent in practice) runs would disagree
     assert check(traced(outcome=o, artifact=err())) == []
@@ -344,9 +344,9 @@ def test_replay_ignores_undefined_data():
     assert kinds(check(obs, program=PROG)) == [("eager-agreement", "wrong-value"), ("replay", "wrong-value")]
 
 
-@pytest.mark.parametrize("kind", ["error", "dde", "constraint", "crash", "timeout"])
-def test_replays_of_a_failed_trace_are_ignored(kind):
-    obs = traced(outcome=Outcome(kind, "E", "m"), replays=[replay(REF4, BAD)])
+@pytest.mark.parametrize("status", ["error", "dde", "constraint", "crash", "timeout"])
+def test_replays_of_a_failed_trace_are_ignored(status):
+    obs = traced(outcome=Outcome(status, "E", "m"), replays=[replay(REF4, BAD)])
     assert replay_agreement(obs, frozenset()) == []
 
 
@@ -363,7 +363,7 @@ def test_check_all_covers_every_observation():
     b = traced(outcome=Outcome("crash", "", "segfault"), reference=None, artifact=None, system="dynamo")
     c = traced(system="aot")
     fs = check_all(PROG, eager_obs(), [a, b, c])
-    assert [(f.system, f.kind) for f in fs] == [("export", "wrong-value"), ("dynamo", "crash")]
+    assert [(f.system, f.symptom) for f in fs] == [("export", "wrong-value"), ("dynamo", "crash")]
 
 
 # ---- signatures ---------------------------------------------------------------------------------

@@ -80,7 +80,7 @@ def _family(program):
 
 def _observation(program, scaled):
     obs = MakeFxSystem().observe(program, "default", [])
-    assert obs.outcome.kind == "ok", obs.outcome
+    assert obs.outcome.status == "ok", obs.outcome
     return record(obs, ScalingEvidence((scaled,)))
 
 
@@ -95,8 +95,8 @@ def planted(request):
 
 def test_fires_under_each_planted_slowdown(planted):
     _, _, kind, found, scaled = planted
-    assert kind in {f.kind for f in found}, scaled
-    f = next(f for f in found if f.kind == kind)
+    assert kind in {f.symptom for f in found}, scaled
+    f = next(f for f in found if f.symptom == kind)
     assert f.oracle == "performance" and "grows with order" in f.summary
     if kind == "superlinear-time":  # a cProfile table of torch's and sympy's functions
         profile = f.detail.split("hottest torch functions")[1]
@@ -120,7 +120,7 @@ def test_make_fx_measures_only_its_sample(monkeypatch):
         monkeypatch.setattr(scaling, "SAMPLE", every)
         monkeypatch.setattr(scaling, "SAMPLE_FACTS", every)
         obs = MakeFxSystem().observe(program, "default", [])
-        assert obs.outcome.kind == "ok", obs.outcome
+        assert obs.outcome.status == "ok", obs.outcome
         return families(obs)
 
     assert measured(QUESTIONS, 1) and measured(ASSERTS, 1)
@@ -131,7 +131,7 @@ def test_make_fx_measures_only_its_sample(monkeypatch):
 
 def test_repro_exits_1_with_the_plant_and_0_without(planted, tmp_path):
     plant, program, kind, found, _ = planted
-    f = next(f for f in found if f.kind == kind)
+    f = next(f for f in found if f.symptom == kind)
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, program, None, torch_version="2.13.0")))
     text = script.read_text()  # Note [sympy cache]: set before torch imports sympy

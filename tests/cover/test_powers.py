@@ -47,7 +47,7 @@ def test_only_a_literal_natural_exponent_is_a_program(exponent):
 @pytest.mark.parametrize("system", [TorchEnvSystem(), RefSystem()], ids=["torch-env", "ref"])
 def test_both_systems_answer_powers_alike_and_no_oracle_fires(system, config):
     o = system.observe(PROGRAM, config, ())
-    assert o.outcome.kind == "ok", o.outcome.short()
+    assert o.outcome.status == "ok", o.outcome.short()
     assert [(d.answer, d.how) for d in o.decisions] == WANT
     assert check_all(PROGRAM, None, (o,)) == []
 
@@ -70,7 +70,7 @@ def test_a_power_whose_range_loses_zero_is_found(even_power_without_zero):
     o = TorchEnvSystem().observe(p, "default", ())
     assert [(d.answer, d.how) for d in o.decisions] == [("True", "static")]  # u0 = 0: 0 >= 1 is False
     found = check_all(p, None, (o,))
-    assert {(f.oracle, f.kind) for f in found} == {("truth", "wrong-static"),
+    assert {(f.oracle, f.symptom) for f in found} == {("truth", "wrong-static"),
                                                    ("static-soundness", "unsound-static")}, found
 
 

@@ -23,8 +23,8 @@ P = QProgram((QInstr("backed", (6,)), QInstr("unbacked", (3,)), QInstr("check", 
 
 
 def obs(answer="True", how="static", system="ref", config="default", evals=("6", "3", "9"),
-        kind="ok", guards=(), asserts=("u0 >= 0",)):
-    return Observation(system, config, Outcome(kind), (Decision("u0 >= 2", answer, how),), guards,
+        status="ok", guards=(), asserts=("u0 >= 0",)):
+    return Observation(system, config, Outcome(status), (Decision("u0 >= 2", answer, how),), guards,
                        asserts, out_exprs=("s0", "u0", "s0 + u0"), binding=(("s0", 6), ("u0", 3)),
                        out_eval=evals)
 
@@ -59,26 +59,26 @@ def test_truth_quiet_on_correct_claim_and_on_fallback():
 
 def test_truth_fires_on_wrong_claim():
     (f,) = truth_agreement(P, obs("False", "static"))
-    assert f.kind == "wrong-static" and "concrete answer is True" in f.detail
+    assert f.symptom == "wrong-static" and "concrete answer is True" in f.detail
 
 
 def test_truth_fires_on_wrong_fallback_value():
     (f,) = truth_agreement(P, obs("True", "fallback"))  # guard_or_false's fallback is False
-    assert f.kind == "wrong-fallback"
+    assert f.symptom == "wrong-fallback"
 
 
 def test_truth_fires_on_wrong_value_expression():
     (f,) = truth_agreement(P, obs(evals=("6", "3", "10")))
-    assert f.kind == "wrong-value-expr" and "v2" in f.detail
+    assert f.symptom == "wrong-value-expr" and "v2" in f.detail
 
 
 def test_truth_quiet_after_a_false_check_and_fires_on_error_for_valid_program():
     bad = QProgram(P.instrs[:2] + (QInstr("check", ("<", Ref(1), 0)),) + P.instrs[3:])
     assert truth(bad).failed_check == 2
     assert truth_agreement(bad, obs("False", "static", evals=("6", "3", "10"))) == []
-    assert truth_agreement(bad, obs(kind="error")) == []
-    (f,) = truth_agreement(P, obs(kind="error"))
-    assert f.kind == "error-on-valid"
+    assert truth_agreement(bad, obs(status="error")) == []
+    (f,) = truth_agreement(P, obs(status="error"))
+    assert f.symptom == "error-on-valid"
 
 
 def test_config_differential_quiet_when_configs_agree():
@@ -116,11 +116,11 @@ def test_system_differential():
     assert system_differential([obs(), obs(system="torch-env", how="guard")]) == []  # how may differ
     assert system_differential([obs(), obs("False", "fallback", system="torch-env")]) == []
     (f,) = system_differential([obs(), obs("False", "static", system="torch-env")])
-    assert f.oracle == "system-differential" and f.kind == "answer"
+    assert f.oracle == "system-differential" and f.symptom == "answer"
     # ref sharper than torch: a known, documented difference
-    assert system_differential([obs(), obs(system="torch-env", kind="dde")]) == []
-    (g,) = system_differential([obs(kind="dde"), obs(system="torch-env")])
-    assert g.kind == "outcome" and g.key.endswith("dde-vs-ok")
+    assert system_differential([obs(), obs(system="torch-env", status="dde")]) == []
+    (g,) = system_differential([obs(status="dde"), obs(system="torch-env")])
+    assert g.symptom == "outcome" and g.key.endswith("dde-vs-ok")
 
 
 def test_check_all_routes_question_programs_to_truth():
@@ -136,14 +136,14 @@ def test_replay_under_other_values():
     # v1 = 1 (asserts hold: 1 >= 0) the claim is false -> unsound.
     o = record(obs("True", "static"), QuestionReplays((QReplay((6, 1), True, ("6", "1", "7")),)))
     (f,) = truth_agreement(P, o)
-    assert f.kind == "unsound-guards" and "[6, 1]" in f.detail and f.replay_index == 0
+    assert f.symptom == "unsound-guards" and "[6, 1]" in f.detail and f.replay_index == 0
     # rejected assignments are not compared
     o = record(obs("True", "static"), QuestionReplays((QReplay((6, 1), False, ("6", "1", "7")),)))
     assert truth_agreement(P, o) == []
     # a value expression that is only right at the traced values
     o = record(obs("False", "fallback"), QuestionReplays((QReplay((4, 3), True, ("4", "3", "9")),)))
     (g,) = truth_agreement(P, o)
-    assert g.kind == "unsound-value-expr"
+    assert g.symptom == "unsound-value-expr"
     # the replay service itself: a guard u0 >= 2 rejects u0 = 1; duck sizing needs equal values
     import sympy
 
@@ -171,11 +171,11 @@ def test_metamorphic_oracle():
     # a warm global cache changes an answer in a fresh env
     stale = Echo("fresh", "ok", (("False", "static"),), ("6", "3", "9"))
     (f,) = metamorphic(P, record(base, Echoes((stale, red))))
-    assert f.oracle == "metamorphic" and f.kind == "fresh"
+    assert f.oracle == "metamorphic" and f.symptom == "fresh"
     # a redundant question changes a claim into another claim
     flip = Echo("redundant", "ok", (("False", "fallback"), ("False", "static")), ("6", "3", "9"))
     (g,) = metamorphic(P, record(base, Echoes((same, flip))))
-    assert g.kind == "redundant"
+    assert g.symptom == "redundant"
     # ... but a claim becoming its fallback is allowed
     fb = Echo("redundant", "ok", (("False", "fallback"), ("False", "fallback")), ("6", "3", "9"))
     assert metamorphic(P, record(base, Echoes((same, fb)))) == []
@@ -284,7 +284,7 @@ def test_a_claim_over_a_wrong_value_is_the_value_s_finding():
     from shapefuzz.systems.qreplay import QReplay
 
     (f,) = truth_agreement(FOLD, _folded(replays=(QReplay((0,), True, ("0", "0")),)))
-    assert (f.kind, f.signature.shape) == ("unsound-value-expr", "wrong[max(sym,const)]"), f
+    assert (f.symptom, f.signature.shape) == ("unsound-value-expr", "wrong[max(sym,const)]"), f
     assert "v1 = s0" in f.detail
 
 
@@ -296,5 +296,5 @@ def test_a_wrong_claim_over_right_values_is_still_the_claim_s_finding():
     o = record(Observation("torch-env", "default", Outcome("ok"), (Decision("Eq(s0, 0)", "True", "static"),),
                            (), (), out_exprs=("s0",), binding=(("s0", 2),), out_eval=("2",)),
                QuestionReplays((QReplay((3,), True, ("3",)),)))
-    kinds = [f.kind for f in truth_agreement(right, o)]
+    kinds = [f.symptom for f in truth_agreement(right, o)]
     assert kinds == ["wrong-static"], kinds

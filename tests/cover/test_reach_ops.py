@@ -82,12 +82,12 @@ SUPPORTED = {
 def test_ref_shapes_equal_eager(name):
     p = SUPPORTED[name]
     eager = EAGER.observe(p, "default", ())
-    assert eager.outcome.kind == "ok"
+    assert eager.outcome.status == "ok"
     o = REF.observe(p, "default", ())
     if name == "sym_ite":  # no if-then-else SymInt in the reference: skipped, never a finding
         assert o.outcome.exc_type == "NoShapeRule"
     else:
-        assert o.outcome.kind == "ok" and o.outcome.exc_type != "NoShapeRule", o.outcome
+        assert o.outcome.status == "ok" and o.outcome.exc_type != "NoShapeRule", o.outcome
         assert [v.shape for v in o.reference.values] == [v.shape for v in eager.reference.values]
     assert not check_all(p, eager, [o])
 
@@ -103,7 +103,7 @@ def test_unmodified_make_fx_raises_no_finding(name):
 
 def test_a_size_oblivious_branch_on_an_empty_check_takes_the_general_arm_as_a_fallback():
     fx = get_system("make_fx").observe(SUPPORTED["size_oblivious_cat"], "default", [])
-    assert fx.outcome.kind == "ok" and fx.fallback_branches == (2,)
+    assert fx.outcome.status == "ok" and fx.fallback_branches == (2,)
     assert OBLIVIOUS_PATTERNS == ("cat_empty", "slice_all")
 
 
@@ -118,7 +118,7 @@ def test_a_bug_planted_in_a_new_shape_rule_is_found(monkeypatch):
     monkeypatch.setattr(op, "symbolic", keeps_last_dim)
     p = SUPPORTED["bool_index"]
     eager = EAGER.observe(p, "default", ())
-    kinds = {f.kind for f in eager_agreement(eager, REF.observe(p, "default", ()), frozenset())}
+    kinds = {f.symptom for f in eager_agreement(eager, REF.observe(p, "default", ()), frozenset())}
     assert "symbolic-shape" in kinds
 
 
@@ -144,7 +144,7 @@ UNSUPPORTED = {
 def test_make_fx_traces_what_eager_runs(name):
     p = UNSUPPORTED[name]
     eager = EAGER.observe(p, "default", ())
-    assert eager.outcome.kind == "ok"
+    assert eager.outcome.status == "ok"
     fx = get_system("make_fx").observe(p, "default", [])
     assert not check_all(p, eager, [fx])
 
@@ -180,5 +180,5 @@ def test_a_sym_ite_extent_traces():
                    I("cond_int", "sym_ite", "<=", R(2), 1, 0, 3), I("binop", "//", R(3), 2),
                    I("narrow", R(1), 1, R(2), R(4))])
     eager = EAGER.observe(p, "default", ())
-    assert eager.outcome.kind == "ok"
+    assert eager.outcome.status == "ok"
     assert not check_all(p, eager, [get_system("make_fx").observe(p, "default", [])])

@@ -39,7 +39,7 @@ def test_each_check_fires(field, kind, severity):
     calls = list(CLEAN)
     calls[2] = dataclasses.replace(calls[2], **{field: "planted"})
     fs = recompile_behaviour(compile_obs(calls))
-    assert [(f.kind, f.severity, f.replay_index) for f in fs] == [(kind, severity, 1)]
+    assert [(f.symptom, f.severity, f.replay_index) for f in fs] == [(kind, severity, 1)]
     assert "planted" in fs[0].detail and fs[0].key == f"recompile:{kind}:compile:default"
 
 
@@ -53,13 +53,13 @@ PROGRAM = Program((InputSpec("x0", "float", (4,), ("dynamic",), (1.0,) * 4),), (
 UNBACKED = Program((InputSpec("x0", "float", (4,), ("unbacked",), (1.0,) * 4),), (), (0,))
 
 
-def obs_of(system, config, kind):
-    return Observation(system, config, Outcome(kind))
+def obs_of(system, config, status):
+    return Observation(system, config, Outcome(status))
 
 
 def test_frontends_fire_on_a_dde_only_one_front_end_raises():
     fs = frontend_differential(PROGRAM, [obs_of("export", "default", "ok"), obs_of("export", "strict", "dde")])
-    assert [f.kind for f in fs] == ["outcome"] and fs[0].severity == "high"
+    assert [f.symptom for f in fs] == ["outcome"] and fs[0].severity == "high"
     assert fs[0].key == "frontend-differential:outcome:export:default-vs-export:strict:ok-vs-dde"
 
 

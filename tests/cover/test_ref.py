@@ -54,7 +54,7 @@ def answers(o) -> list[tuple[str, str, str]]:
 
 def key(o) -> tuple:
     """Everything a semantics-preserving toggle must leave unchanged."""
-    return (o.outcome.kind, o.outcome.exc_type, o.outcome.expr, tuple(answers(o)), o.guards,
+    return (o.outcome.status, o.outcome.exc_type, o.outcome.expr, tuple(answers(o)), o.guards,
             o.asserts, o.replacements, o.ranges, o.out_exprs, o.binding, o.out_eval)
 
 
@@ -140,7 +140,7 @@ def programs() -> list[QProgram]:
 # ---- torch's answers to direct ShapeEnv questions -----------------------------------------------
 def test_bool_on_backed_guards_on_the_hint():
     o = observe(P(("backed", 6), ("backed", 4), ("ask", "bool", ">", R(0), R(1))))
-    assert o.outcome.kind == "ok"
+    assert o.outcome.status == "ok"
     assert answers(o) == [("s0 > s1", "True", "guard")]
     assert o.guards == ("s0 > s1",) and o.asserts == ()
     assert dict(o.ranges)["s0"] == "[3, oo]"  # the guard refines s0 against s1's lower bound
@@ -158,7 +158,7 @@ def test_guard_or_false_true_on_unbacked_take_their_fallbacks_silently():
                   ("ask", "statically_known_true", ">", R(0), 2)))
     assert [(a, h) for _, a, h in answers(o)] == [("False", "fallback"), ("True", "fallback"),
                                                   ("False", "fallback")]
-    assert o.guards == () and o.asserts == () and o.outcome.kind == "ok"
+    assert o.guards == () and o.asserts == () and o.outcome.status == "ok"
 
 
 def test_check_defers_an_assert_refines_the_range_and_makes_the_question_static():
@@ -178,7 +178,7 @@ def test_statically_known_true_never_guards():
 
 def test_bool_on_unbacked_is_a_data_dependent_error():
     o = observe(P(("unbacked", 5), ("ask", "bool", ">", R(0), 2), ("ask", "bool", ">", R(0), 9)))
-    assert o.outcome.kind == "dde" and o.outcome.exc_type == "GuardOnDataDependentSymNode"
+    assert o.outcome.status == "dde" and o.outcome.exc_type == "GuardOnDataDependentSymNode"
     assert o.outcome.expr == "u0 > 2" and "Could not guard on data-dependent" in o.outcome.message
     assert o.decisions == ()  # the program stopped at its first question
 
@@ -189,7 +189,7 @@ def test_mixed_backed_and_unbacked_is_data_dependent():
           ("ask", "bool", ">", R(2), 2), ("ask", "bool", ">", R(2), 3))
     o = observe(p)
     assert answers(o) == [("u0 + s0 > 2", "True", "static")]
-    assert o.outcome.kind == "dde" and o.outcome.expr == "u0 + s0 > 3"
+    assert o.outcome.status == "dde" and o.outcome.expr == "u0 + s0 > 3"
 
 
 def test_equality_guard_specializes_and_checks_replace():
@@ -226,10 +226,10 @@ def test_aggressive_levels_reproduce_torch_notes_table():
 
 def test_false_check_on_hints_is_an_error_and_records_the_guard():
     o = observe(P(("backed", 3), ("check", ">", R(0), 5), ("ask", "bool", ">", R(0), 1)))
-    assert o.outcome.kind == "error" and o.outcome.exc_type == "RuntimeError"
+    assert o.outcome.status == "error" and o.outcome.exc_type == "RuntimeError"
     assert o.guards == ("s0 <= 5",) and o.decisions == ()
     o = observe(P(("backed", 3), ("check", ">", R(0), 5)), "prefer-deferred")
-    assert o.outcome.kind == "ok" and o.asserts == ("s0 > 5",) and o.guards == ()
+    assert o.outcome.status == "ok" and o.asserts == ("s0 > 5",) and o.guards == ()
 
 
 def test_size_oblivious_assumes_checked_sizes_are_at_least_two():
@@ -237,7 +237,7 @@ def test_size_oblivious_assumes_checked_sizes_are_at_least_two():
                   ("ask", "size_oblivious", "==", R(0), 1)))
     assert answers(o) == [("Eq(u0, 1)", "False", "fallback")]  # Note [size-oblivious]
     o = observe(P(("unbacked", 1), ("ask", "size_oblivious", "==", R(0), 1)))
-    assert o.outcome.kind == "dde"
+    assert o.outcome.status == "dde"
 
 
 def test_backed_size_oblivious_guard_or_false_takes_the_fallback_without_a_guard():
@@ -248,9 +248,9 @@ def test_backed_size_oblivious_guard_or_false_takes_the_fallback_without_a_guard
 
 def test_division_by_zero_and_tensor_programs_are_outcomes_not_exceptions():
     o = observe(P(("backed", 3), ("binop", "//", R(0), 0)))
-    assert o.outcome.kind == "error" and o.outcome.exc_type == "ZeroDivisionError"
+    assert o.outcome.status == "error" and o.outcome.exc_type == "ZeroDivisionError"
     o = observe(Program((), (), ()))  # a tensor program: each op's symbolic rule (none here)
-    assert (o.outcome.kind, o.out_exprs) == ("ok", ())
+    assert (o.outcome.status, o.out_exprs) == ("ok", ())
 
 
 def test_config_names_and_settings_for():
@@ -280,7 +280,7 @@ def test_only_unit_coefficients_are_solved_into_replacements():
           ("ask", "guard_or_false", "==", R(1), 3), ("ask", "bool", "==", R(1), 3))
     o = observe(p)
     assert o.replacements == () and dict(o.ranges)["u0"] == "[1, oo]"
-    assert o.outcome.kind == "dde"
+    assert o.outcome.status == "dde"
     assert_claims_true(p)
 
 
@@ -460,13 +460,13 @@ def test_aggressive_levels_only_turn_claims_into_fallbacks(programs):
         base = observe(p, "all-off")
         for c in ("agfs=1", "agfs=2"):
             o = observe(p, c)
-            assert o.outcome.kind == base.outcome.kind or (base.outcome.kind, o.outcome.kind) == (
+            assert o.outcome.status == base.outcome.status or (base.outcome.status, o.outcome.status) == (
                 "dde", "ok"), (c, p.pretty())
             for a, b in zip(base.decisions, o.decisions):
                 assert (a.answer, a.how) == (b.answer, b.how) or b.how == "fallback", (
                     c, p.pretty())
             assert (o.guards, o.asserts) == (base.guards, base.asserts) or \
-                base.outcome.kind == "dde", (c, p.pretty())
+                base.outcome.status == "dde", (c, p.pretty())
 
 
 @pytest.mark.parametrize("config", ["all-off", "agfs=1", "agfs=2"] + SETTINGS_CONFIGS)
@@ -482,7 +482,7 @@ def test_every_claim_is_the_concrete_truth(programs, config):
                 break
             assert d.how == "fallback" or d.answer == str(t.answers[k]), (k, d, p.pretty())
         if t.failed_check is None:
-            assert o.outcome.kind in ("ok", "dde"), (o.outcome, p.pretty())
+            assert o.outcome.status in ("ok", "dde"), (o.outcome, p.pretty())
             for k, (got, want) in enumerate(zip(o.out_eval, t.values)):
                 assert got in ("", str(want)), (k, o.out_exprs[k], got, want, p.pretty())
 

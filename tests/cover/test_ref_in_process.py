@@ -50,7 +50,7 @@ def test_a_ref_exception_is_a_recorded_bug(monkeypatch):
     with WorkerPool(1, timeout_s=60) as pool:
         pool.share_with_worker = False  # the planted exception is in this process only
         eager, ref = pool.run_many(jobs_for(P, (("ref", "default"),), 0, 0))
-        assert eager.outcome.kind == "ok" and ref.outcome.kind == "bug", ref.outcome
+        assert eager.outcome.status == "ok" and ref.outcome.status == "bug", ref.outcome
         [bug] = pool.bugs
         assert "KeyError" in bug["traceback"] and bug["job"]["system"] == "ref"
 
@@ -146,7 +146,7 @@ def test_a_local_torch_job_that_leaves_torch_state_changed_is_reported_and_moved
         with WorkerPool(1, timeout_s=60) as pool:
             pool.share_with_worker = False
             got = pool.run_many(jobs[:1])
-            assert got[0].outcome.kind == "ok"
+            assert got[0].outcome.status == "ok"
             [bug] = pool.bugs
             assert "left torch state changed" in bug["message"]
             assert "aggressive_guard_free_semantics" in bug["message"]
@@ -185,7 +185,7 @@ def test_a_local_torch_job_that_times_out_is_still_state_checked(monkeypatch):
         with WorkerPool(1, timeout_s=0.3) as pool:
             pool.share_with_worker = False
             [obs] = pool.run_many(_question_jobs()[:1])
-            assert obs.outcome.kind == "timeout"
+            assert obs.outcome.status == "timeout"
             assert any("left torch state changed" in b["message"] for b in pool.bugs)
             assert "torch-env" not in pool.local.systems
     finally:

@@ -111,9 +111,9 @@ def test_every_op_of_these_families_has_a_symbolic_rule():
 def test_ref_shapes_equal_eager_on_each_family(name):
     p = FAMILY_PROGRAMS[name]
     o = REF.observe(p, "default", ())
-    assert o.outcome.kind == "ok", o.outcome
+    assert o.outcome.status == "ok", o.outcome
     want = EAGER.observe(p, "default", ())
-    assert want.outcome.kind == "ok"
+    assert want.outcome.status == "ok"
     assert [v.shape for v in o.reference.values] == [v.shape for v in want.reference.values]
     assert all(o.out_eval), o.out_exprs  # every output shape is evaluable under the binding
     assert not eager_agreement(want, o, frozenset())
@@ -138,7 +138,7 @@ def test_unmodified_ref_agrees_with_eager_and_across_configs(progs):
         obs = [REF.observe(p, c, ()) for c in configs]
         findings = check_all(p, eager, obs)
         assert not findings, (p.pretty(), [f.detail for f in findings])
-        ran += obs[0].outcome.kind == "ok" and obs[0].outcome.exc_type != "NoShapeRule"
+        ran += obs[0].outcome.status == "ok" and obs[0].outcome.exc_type != "NoShapeRule"
     assert ran > len(progs) // 2
 
 
@@ -159,10 +159,10 @@ def test_a_bug_planted_in_a_shape_rule_is_found(monkeypatch):
     p = prog([X], ("narrow", (R(0), 0, 1, 3), 1), outputs=[1])
     eager = EAGER.observe(p, "default", ())
     o = REF.observe(p, "default", ())
-    kinds = {f.kind for f in eager_agreement(eager, o, frozenset())}
+    kinds = {f.symptom for f in eager_agreement(eager, o, frozenset())}
     assert "symbolic-shape" in kinds
     sd = system_differential([o, get_system("make_fx").observe(p, "default", [])], eager, p)
-    assert [f.kind for f in sd] == ["shape"], sd
+    assert [f.symptom for f in sd] == ["shape"], sd
 
 
 def test_a_bug_planted_in_an_optimization_is_found_on_tensor_programs(monkeypatch):
@@ -207,7 +207,7 @@ def test_an_op_without_a_rule_is_skipped_not_a_finding(monkeypatch):
     monkeypatch.delattr(flip, "symbolic")
     p = prog([X], ("flip", (R(0), (0,)), 1), outputs=[1])
     o = REF.observe(p, "default", ())
-    assert (o.outcome.kind, o.outcome.exc_type) == ("ok", "NoShapeRule")
+    assert (o.outcome.status, o.outcome.exc_type) == ("ok", "NoShapeRule")
     eager = EAGER.observe(p, "default", ())
     assert not check_all(p, eager, [o])
 
@@ -238,9 +238,9 @@ def test_expand_of_a_size_that_can_only_broadcast_agrees_with_eager():
              ("full", ((R(2),), -1), 1), ("expand", (R(3), (3, 3)), 1), outputs=[4])
     eager = EAGER.observe(p, "default", ())
     o = REF.observe(p, "default", ())
-    assert o.outcome.kind == "ok", o.outcome
+    assert o.outcome.status == "ok", o.outcome
     assert not eager_agreement(eager, o, frozenset())
     fx = get_system("make_fx").observe(p, "default", [])
-    assert fx.outcome.kind == "error" and "non-broadcasting" in fx.outcome.message, fx.outcome
+    assert fx.outcome.status == "error" and "non-broadcasting" in fx.outcome.message, fx.outcome
     found = eager_agreement(eager, fx, frozenset())
-    assert [(f.system, f.kind) for f in found] == [("make_fx", "trace-error")], found
+    assert [(f.system, f.symptom) for f in found] == [("make_fx", "trace-error")], found

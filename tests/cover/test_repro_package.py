@@ -93,7 +93,7 @@ def test_the_limits_are_checked_on_reduced_long_findings():
     cases = [load_case(p) for p in CASES]
     calls = [c for c in cases if c.finding.system == "compile" and c.finding.replay_index >= 0
              and family(c).name == "calls" and line_limit(c) == 60]
-    long_export = [c for c in cases if (c.finding.system, c.finding.kind) == ("export", "trace-error")
+    long_export = [c for c in cases if (c.finding.system, c.finding.symptom) == ("export", "trace-error")
                    and len(c.program.instrs) >= 12]
     assert calls, "no compile case of several calls in the corpus"
     assert long_export, "no export trace error of >= 12 instructions in the corpus"

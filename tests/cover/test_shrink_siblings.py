@@ -44,7 +44,7 @@ def test_findings_beside_the_first_are_shrunk_too(monkeypatch):
         first.setdefault(bug.finding.key, bug.program.size())
 
     camp = Campaign(cfg, lambda jobs: [run_job(j) for j in jobs], on_bug=on_bug).run()
-    shape = [b for b in camp.bugs.values() if b.finding.kind == "symbolic-shape"]
+    shape = [b for b in camp.bugs.values() if b.finding.symptom == "symbolic-shape"]
     assert {b.finding.config for b in shape} == set(CONFIGS), [b.finding.key for b in shape]
     assert all(b.shrunk for b in shape), [(b.finding.key, b.shrunk) for b in shape]
     # each was shrunk from its own first program, not only the first finding of that program
@@ -64,7 +64,7 @@ def test_siblings_take_the_shrunk_program_of_their_bucket(monkeypatch):
     cfg = CampaignSettings(tuple(("ref", c) for c in CONFIGS), budget_s=600, seed=0,
                            gen=GenSettings(families=("layout",)), shrink_budget_s=10, max_examples=40)
     camp = Campaign(cfg, lambda jobs: [run_job(j) for j in jobs]).run()
-    shape = [b for b in camp.bugs.values() if b.finding.kind == "symbolic-shape"]
+    shape = [b for b in camp.bugs.values() if b.finding.symptom == "symbolic-shape"]
     assert {b.finding.config for b in shape} == set(CONFIGS), [b.finding.key for b in shape]
     assert all(b.shrunk for b in shape)
     assert len({b.program.dumps() for b in shape}) == 1  # the first one's shrunk program

@@ -107,7 +107,7 @@ def test_size0_bug_met_only_on_replayed_values_has_the_same_signature(config):
     (which passes every guard) it is wrong: an unsound-guards finding, the same bug."""
     p = QProgram((QInstr("backed", (2,)), QInstr("ask", ("bool", "!=", Ref(0), 0))))
     ev = evaluate(p, (("torch-env", config),), _local)
-    assert [(f.kind, f.key) for f in ev.findings if f.oracle == "truth"] == [
+    assert [(f.symptom, f.key) for f in ev.findings if f.oracle == "truth"] == [
         ("unsound-guards", f"truth:wrong-claim:torch-env:{config}:assumes[backed>=1]")]
 
 
@@ -219,7 +219,7 @@ def test_squeeze_bug_is_one_bucket_when_the_graph_also_returns_another_shape():
     p = load_program({"inputs": [x0], "instrs": instrs, "outputs": [5], "schema": 1})
     found = evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings
     assert [f.key for f in found] == ["eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze"]
-    assert found[0].kind == "wrong-shape" and "at the outputs (wrong-shape)" in found[0].detail
+    assert found[0].symptom == "wrong-shape" and "at the outputs (wrong-shape)" in found[0].detail
 
 
 NARROW_LIKE = [{"args": [{"v": 0}, "sum"], "n_out": 1, "op": "item"},
@@ -322,7 +322,7 @@ def test_dynamo_torch_runtime_error_is_classified_by_what_it_wraps():
             return classify(x)
 
     wrapped = raised(TorchRuntimeError)
-    assert (wrapped.kind, wrapped.exc_type, wrapped.message) == ("error", "RuntimeError", "cond's output stride")
+    assert (wrapped.status, wrapped.exc_type, wrapped.message) == ("error", "RuntimeError", "cond's output stride")
     graph_break = raised(Unsupported)
     assert graph_break.exc_type == "Unsupported", graph_break
 
@@ -370,7 +370,7 @@ def test_a_trace_error_after_the_squeeze_is_the_squeeze_bucket(name):
     p = load_program(_SQUEEZE_THEN_RAISE[name])
     found = evaluate(p, (("make_fx", "default"),), _local, n_variants=0).findings
     assert [f.key for f in found] == ["eager-agreement:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze"]
-    assert found[0].kind == "trace-error"  # what the repro checks: the trace raises
+    assert found[0].symptom == "trace-error"  # what the repro checks: the trace raises
 
 
 def test_known_wildcards_read_brackets_literally():
@@ -419,7 +419,7 @@ def test_squeeze_bug_met_only_on_a_replayed_input_is_the_squeeze_bucket():
 
     p = _program(instrs, [x0(2)])
     found = _replayed(p, [x0(1)])
-    assert [(f.key, f.kind) for f in found] == [
+    assert [(f.key, f.symptom) for f in found] == [
         ("replay:symbolic-shape:make_fx:default:rank+1:tensor:at=layout.squeeze", "wrong-shape")]
     assert "first wrong: squeeze" in found[0].detail and known_note(load_known(), found[0].key)
     assert _replayed(p, [x0(3)]) == []

@@ -70,8 +70,8 @@ def test_planted_dde_on_a_decided_expression_fires_and_its_repro_exits_1(system,
         obs, (f,) = findings(DECIDED, system)
         case = Case(f, DECIDED, None, torch_version="2.13")
         code, out = run_repro(case, tmp_path)
-    assert obs.outcome.kind == "dde" and f.system == system
-    assert f.kind == "completeness" and f.severity == "medium" and "ignored[ranges]" in f.key  # root cause: the ranges torch holds decide it (the plant forgets them)
+    assert obs.outcome.status == "dde" and f.system == system
+    assert f.symptom == "completeness" and f.severity == "medium" and "ignored[ranges]" in f.key  # root cause: the ranges torch holds decide it (the plant forgets them)
     assert "u0 >= 2" in f.summary and "4 <= u0" in f.detail  # the check torch held
     assert code == 1 and "BUG: z3 proves the expression True" in out and "facts:" in out and "expression: u0 >= 2" in out, out
     assert len(repro_source(case).splitlines()) <= line_limit(case) <= 60
@@ -84,7 +84,7 @@ def test_planted_dde_on_a_decided_expression_fires_and_its_repro_exits_1(system,
 @pytest.mark.parametrize("system", sorted(SYSTEMS))
 def test_deserved_dde_stays_quiet(system, tmp_path):
     obs, fs = findings(OPEN, system)
-    assert obs.outcome.kind == "dde" and [c.status for c in obs.smt] == ["deserved"]
+    assert obs.outcome.status == "dde" and [c.status for c in obs.smt] == ["deserved"]
     assert fs == []
 
 
@@ -102,7 +102,7 @@ def test_a_fact_false_at_the_run_values_gives_no_verdict():
     with forgetful(), patched(ShapeEnv, "create_unbacked_symint", narrow_range):
         obs, fs = findings(OPEN, "make_fx")
     (c,) = obs.smt
-    assert obs.outcome.kind == "dde" and c.status == "unknown" and "u0 <= 1" in c.reason, c
+    assert obs.outcome.status == "dde" and c.status == "unknown" and "u0 <= 1" in c.reason, c
     assert fs == []
 
 

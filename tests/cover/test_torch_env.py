@@ -48,7 +48,7 @@ def answers(o: Observation) -> list[tuple[str, str, str]]:
 
 def key(o: Observation) -> tuple:
     """Everything a semantics-preserving config must leave unchanged."""
-    return (o.outcome.kind, o.outcome.exc_type, o.outcome.expr, tuple(answers(o)), o.guards,
+    return (o.outcome.status, o.outcome.exc_type, o.outcome.expr, tuple(answers(o)), o.guards,
             o.asserts, o.replacements, o.ranges, o.out_exprs, o.binding, o.out_eval)
 
 
@@ -60,7 +60,7 @@ def show(p: QProgram, *obs: Observation) -> str:
 
 def test_bool_on_backed_guards():
     o = observe(P(("backed", 6), ("backed", 4), ("ask", "bool", ">", R(0), R(1))))
-    assert o.outcome.kind == "ok"
+    assert o.outcome.status == "ok"
     [(expr, ans, how)] = answers(o)
     assert (ans, how) == ("True", "guard") and o.guards == (expr,)
     assert dict(o.binding) == {o.out_exprs[0]: 6, o.out_exprs[1]: 4}
@@ -103,7 +103,7 @@ def test_guard_or_false_on_backed_still_guards():
 def test_bool_on_unbacked_is_a_dde_and_stops():
     o = observe(P(("unbacked", 5), ("ask", "guard_or_true", "<", R(0), 9),
                   ("ask", "bool", ">", R(0), 2), ("ask", "bool", ">", R(0), 2)))
-    assert o.outcome.kind == "dde" and o.outcome.expr == "u0 > 2"
+    assert o.outcome.status == "dde" and o.outcome.expr == "u0 > 2"
     assert o.outcome.exc_type == "GuardOnDataDependentSymNode"
     assert [(a, h) for _, a, h in answers(o)] == [("True", "fallback")]
 
@@ -111,7 +111,7 @@ def test_bool_on_unbacked_is_a_dde_and_stops():
 def test_mixed_backed_unbacked_bool_is_a_dde():
     o = observe(P(("backed", 5), ("unbacked", 1), ("binop", "+", R(0), R(1)),
                   ("ask", "bool", ">", R(2), 3)))
-    assert o.outcome.kind == "dde"
+    assert o.outcome.status == "dde"
 
 
 def test_zero_one_hints_are_plain_ints():
@@ -131,7 +131,7 @@ def test_arithmetic_expressions_and_values():
     p = P(("backed", 6), ("unbacked", -1), ("binop", "%", R(1), 3), ("binop", "max", R(0), R(1)),
           ("binop", "min", R(0), 2), ("binop", "//", R(1), 2), ("binop", "*", R(0), R(1)))
     o = observe(p)
-    assert o.outcome.kind == "ok"
+    assert o.outcome.status == "ok"
     assert o.out_exprs[2] == "PythonMod(u0, 3)" and o.out_exprs[3].startswith("Max(")
     assert o.out_eval == tuple(str(v) for v in truth(p).values)
 
@@ -139,12 +139,12 @@ def test_arithmetic_expressions_and_values():
 def test_size_oblivious_without_size_like_is_bool():
     o = observe(P(("backed", 6), ("unbacked", 3), ("ask", "size_oblivious", ">", R(0), 2),
                   ("ask", "size_oblivious", "==", R(1), 1)))
-    assert answers(o)[0][1:] == ("True", "guard") and o.outcome.kind == "dde"
+    assert answers(o)[0][1:] == ("True", "guard") and o.outcome.status == "dde"
 
 
 def test_false_check_on_backed_is_an_error_and_true_one_a_guard():
     o = observe(P(("backed", 6), ("check", ">", R(0), 2), ("check", "<", R(0), 3)))
-    assert o.outcome.kind == "error" and o.outcome.exc_type == "RuntimeError"
+    assert o.outcome.status == "error" and o.outcome.exc_type == "RuntimeError"
     assert len(o.guards) == 1
 
 
@@ -162,13 +162,13 @@ def test_stale_fallback_after_check_is_labelled_fallback():
 def test_replacement_rewrites_values():
     o = observe(P(("unbacked", 7), ("backed", 7), ("binop", "+", R(0), 1),
                   ("check", "==", R(0), R(1)), ("ask", "bool", "==", R(2), 8)))
-    assert o.outcome.kind == "ok" and answers(o)[0][1] == "True"
+    assert o.outcome.status == "ok" and answers(o)[0][1] == "True"
     assert o.replacements and o.out_eval == ("7", "7", "8")
 
 
 def test_tensor_programs_are_unsupported():
     o = observe(object())
-    assert o.outcome.kind == "error" and o.outcome.exc_type == "Unsupported"
+    assert o.outcome.status == "error" and o.outcome.exc_type == "Unsupported"
 
 
 def test_unknown_config_names_the_known_ones():
@@ -312,7 +312,7 @@ def test_aggressive_levels_only_turn_claims_into_fallbacks(p):
     modes = [p.instrs[k].args[0] for k in p.asks()]
     for c in AGGRESSIVE:
         o = observe(p, c)
-        assert o.outcome.kind == base.outcome.kind, show(p, base, o)
+        assert o.outcome.status == base.outcome.status, show(p, base, o)
         assert len(o.decisions) == len(base.decisions), show(p, base, o)
         for mode, a, b in zip(modes, base.decisions, o.decisions):
             if b.how == "fallback":
@@ -329,9 +329,9 @@ def check_truth(p: QProgram, o: Observation) -> None:
     t = truth(p)
     asks = p.asks()
     modes = [p.instrs[k].args[0] for k in asks]
-    if o.outcome.kind == "error":
+    if o.outcome.status == "error":
         assert t.failed_check is not None, show(p, o)
-    if o.outcome.kind == "dde":  # only a question without fallback may raise
+    if o.outcome.status == "dde":  # only a question without fallback may raise
         assert modes[len(o.decisions)] in ("bool", "size_oblivious"), show(p, o)
     for k, (d, want) in enumerate(zip(o.decisions, t.answers)):
         if t.failed_check is not None and asks[k] > t.failed_check:
@@ -388,7 +388,7 @@ def test_zero_valued_backed_symbol(config):
 def test_backed_size_oblivious_sum_equal_one():
     p = P(("backed", 1), ("backed", 0), ("binop", "+", R(0), R(1)), ("ask", "bool", "==", R(2), 1))
     o = observe(p, "backed-size-oblivious")
-    assert o.outcome.kind == "ok", o.outcome.short()
+    assert o.outcome.status == "ok", o.outcome.short()
 
 
 def test_registry_lists_every_config():
@@ -408,7 +408,7 @@ def test_a_value_undefined_at_replayed_values_is_unknown_not_a_crash(config):
         {"op": "backed", "args": [2]}, {"op": "unbacked", "args": [0]},
         {"op": "check", "args": [">=", {"v": 1}, 0]}, {"op": "binop", "args": ["%", {"v": 1}, 2]}]})
     obs = TorchEnvSystem().observe(p, config)
-    assert obs.outcome.kind == "ok" and question_replays(obs), obs.outcome
+    assert obs.outcome.status == "ok" and question_replays(obs), obs.outcome
 
 
 def test_a_value_torch_cannot_build_at_the_program_values_is_unknown():
@@ -420,7 +420,7 @@ def test_a_value_torch_cannot_build_at_the_program_values_is_unknown():
         {"op": "binop", "args": ["+", -1, {"v": 0}]}, {"op": "binop", "args": ["%", {"v": 2}, 2]}]})
     for config in ("no-specialize-zero-one", "backed-size-oblivious"):
         obs = TorchEnvSystem().observe(p, config)
-        assert obs.outcome.kind == "ok", obs.outcome
+        assert obs.outcome.status == "ok", obs.outcome
 
 
 def _memos_cleared() -> None:

@@ -32,7 +32,7 @@ def observe(p, config):
 
 def test_strict_unbacked_raises_on_a_specialization():
     eager, obs = observe(PINNED, "mark-unbacked-strict")
-    assert obs.outcome.kind == "constraint", obs.outcome.short()
+    assert obs.outcome.status == "constraint", obs.outcome.short()
     assert check_all(PINNED, eager, [obs]) == []
 
 
@@ -43,7 +43,7 @@ def test_strict_unbacked_at_size_one_specializes_silently_in_torch_2_13():
     and raises nothing, although the docstring promises an error on any specialization. The
     check sees exactly those calls (and none of the others)."""
     eager, obs = observe(CLEAN, "mark-unbacked-strict")
-    assert obs.outcome.kind == "ok"
+    assert obs.outcome.status == "ok"
     pinned = [r for r in calls_of(obs) if r.silent_specialization]
     assert pinned and all(min(min(s) for s in r.shapes) < 2 for r in pinned), pinned
     assert all(not r.silent_specialization for r in calls_of(obs) if min(min(s) for s in r.shapes) >= 2)

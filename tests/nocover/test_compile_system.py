@@ -124,7 +124,7 @@ def findings(p, config="default"):
 def test_automatic_dynamic_one_graph_after_two_compiles_and_quiet():
     obs, fs = findings(plain())
     assert fs == []
-    assert obs.outcome.kind == "ok" and len(calls_of(obs)) == len(call_sequence(plain()))
+    assert obs.outcome.status == "ok" and len(calls_of(obs)) == len(call_sequence(plain()))
     big = [r for r in calls_of(obs) if min(min(s) for s in r.shapes) >= 2]
     assert sum(r.new_graphs for r in big) <= 2, [(r.shapes, r.new_graphs) for r in calls_of(obs)]
 
@@ -140,16 +140,16 @@ def test_quiet_on_unmodified_torch(config):
 def test_dropped_guard_is_an_unsound_reuse():
     with dropped_inequality_guards():
         _obs, fs = findings(branchy())
-    kinds = {f.kind for f in fs if f.oracle == "recompile"}
+    kinds = {f.symptom for f in fs if f.oracle == "recompile"}
     assert "unsound-reuse" in kinds, [f.detail for f in fs]
-    f = next(f for f in fs if f.kind == "unsound-reuse")
+    f = next(f for f in fs if f.symptom == "unsound-reuse")
     assert f.severity == "critical"
 
 
 def test_repro_confirms_the_planted_guard_bug(tmp_path):
     with dropped_inequality_guards():
         _, fs = findings(branchy())
-    f = next(f for f in fs if f.kind == "unsound-reuse")
+    f = next(f for f in fs if f.symptom == "unsound-reuse")
     script = tmp_path / "repro.py"
     script.write_text(repro_source(Case(f, branchy(), None, torch_version=torch.__version__)))
     plant = tmp_path / "plant"
@@ -168,7 +168,7 @@ def test_repro_confirms_the_planted_guard_bug(tmp_path):
 def test_ignored_mark_dynamic_is_a_silent_specialization(monkeypatch):
     monkeypatch.setattr(torch._dynamo, "mark_dynamic", lambda t, d, **kw: None)
     _obs, fs = findings(plain(), "mark-dynamic")
-    assert any(f.kind == "silent-specialization" for f in fs), [f.detail for f in fs]
+    assert any(f.symptom == "silent-specialization" for f in fs), [f.detail for f in fs]
 
 
 def test_mark_dynamic_on_a_specialized_dim_raises():
@@ -176,15 +176,15 @@ def test_mark_dynamic_on_a_specialized_dim_raises():
     p = prog([inp(range(8), shape=(4, 2), dims=("dynamic", "static"))],
              [I("size", R(0), 0), I("branch", "if", "eq", R(1), 4)], outputs=(2,))
     obs, fs = findings(p, "mark-dynamic")
-    assert obs.outcome.kind == "constraint", obs.outcome
-    assert not [f for f in fs if f.kind == "silent-specialization"]
+    assert obs.outcome.status == "constraint", obs.outcome
+    assert not [f for f in fs if f.symptom == "silent-specialization"]
 
 
 def test_broken_automatic_dynamic_is_found():
     # torch's own patch(): monkeypatch would hide the entry for the rest of the process
     with torch._dynamo.config.patch(automatic_dynamic_shapes=False):
         _obs, fs = findings(plain())
-    assert any(f.kind == "stayed-static" for f in fs), [f.detail for f in fs]
+    assert any(f.symptom == "stayed-static" for f in fs), [f.detail for f in fs]
 
 
 def test_a_lost_cache_is_an_extra_recompile(monkeypatch):
@@ -197,7 +197,7 @@ def test_a_lost_cache_is_an_extra_recompile(monkeypatch):
 
     monkeypatch.setattr(CompileSystem, "_run", staticmethod(forgetful))
     obs, fs = findings(plain())
-    assert any(f.kind == "extra-recompile" and f.severity == "low" for f in fs), [r for r in calls_of(obs)]
+    assert any(f.symptom == "extra-recompile" and f.severity == "low" for f in fs), [r for r in calls_of(obs)]
 
 
 def test_toggles_are_applied_and_restored_on_error():
@@ -250,5 +250,5 @@ def test_toggles_take_effect_in_every_traced_system(system):
         counts = ast.literal_eval(line.split(": ", 1)[1])
         if key is not None:
             assert counts.get(key, 0) > 0, (system, config, counts)
-        assert obs.outcome.kind == "ok", (system, config, obs.outcome)
+        assert obs.outcome.status == "ok", (system, config, obs.outcome)
     assert ss.ShapeEnv.__init__.__qualname__ == "ShapeEnv.__init__"  # restored

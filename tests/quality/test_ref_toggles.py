@@ -68,7 +68,7 @@ def test_a_bug_planted_in_a_shape_rule_is_found(kind, monkeypatch):
     monkeypatch.setattr(narrow, "symbolic", bad)
     camp = _campaign(40, ("default",))
     found = [b for b in camp.bugs.values() if b.finding.system == "ref"]
-    assert any(b.finding.kind == "symbolic-shape" for b in found), [b.finding.key for b in found]
+    assert any(b.finding.symptom == "symbolic-shape" for b in found), [b.finding.key for b in found]
     # split, chunk and the narrow_full branch narrow too (multi.split_by, split_with_sizes)
     users = {"narrow", "split", "chunk", "unbind", "branch"}
     assert all(users & set(b.program.op_names()) for b in found), [

@@ -27,10 +27,10 @@ def test_abort_hang_and_oom_are_observations_and_the_pool_goes_on():
     cases = [("none", "ok", ""), ("abort", "crash", "SIGABRT"), ("hang", "timeout", "no answer in 8 s"),
              ("oom", "crash", "out of memory"), ("none", "ok", "")]
     with WorkerPool(1, timeout_s=8, memory_mb=512, plugins=("planted_ops",)) as pool:
-        for action, kind, text in cases:
+        for action, status, text in cases:
             eager, traced = pool.run_many(jobs_for(planted(action), (("make_fx", "default"),), 0, 0))
-            assert eager.outcome.kind == "ok", (action, eager.outcome)  # the op only misbehaves under tracing
-            assert traced.outcome.kind == kind, (action, traced.outcome)
+            assert eager.outcome.status == "ok", (action, eager.outcome)  # the op only misbehaves under tracing
+            assert traced.outcome.status == status, (action, traced.outcome)
             assert text in traced.outcome.message, (action, traced.outcome)
         assert pool.restarts == 3  # abort, hang, oom: each worker replaced once
 
@@ -40,13 +40,13 @@ def test_a_job_that_leaves_torch_changed_is_a_shapefuzz_bug_and_the_worker_is_re
     attached, and the next job runs in a fresh worker where the hidden flag reads again."""
     with WorkerPool(1, timeout_s=60, plugins=("planted_ops",)) as pool:
         _, traced = pool.run_many(jobs_for(planted("leak"), (("make_fx", "default"),), 0, 0))
-        assert traced.outcome.kind == "ok", traced.outcome
+        assert traced.outcome.status == "ok", traced.outcome
         [bug] = pool.bugs
         assert "inject_EVALUATE_EXPR_flip_equality_TESTING_ONLY" in bug["message"], bug
         assert "hidden" in bug["message"] and '"planted"' in bug["job"]["program_json"], bug
         assert pool.restarts == 1 and not bug["torch_owned"]  # a config entry: a patch's doing
         _, traced = pool.run_many(jobs_for(planted("none"), (("make_fx", "default"),), 0, 0))
-        assert traced.outcome.kind == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
+        assert traced.outcome.status == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
 
 
 def test_torch_function_state_left_disabled_is_torch_owned():
@@ -59,7 +59,7 @@ def test_torch_function_state_left_disabled_is_torch_owned():
         assert bug["torch_owned"] and "torch._C._is_torch_function_enabled: True -> False" in bug["message"], bug
         assert pool.restarts == 1
         _, traced = pool.run_many(jobs_for(planted("none"), (("make_fx", "default"),), 0, 0))
-        assert traced.outcome.kind == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
+        assert traced.outcome.status == "ok" and len(pool.bugs) == 1, (traced.outcome, pool.bugs)
 
 
 def test_an_exception_in_shapefuzz_is_a_recorded_bug_and_the_pool_goes_on(monkeypatch):
@@ -75,8 +75,8 @@ def test_an_exception_in_shapefuzz_is_a_recorded_bug_and_the_pool_goes_on(monkey
     p = planted("none")
     with WorkerPool(1, timeout_s=60, plugins=("planted_ops", "buggy_system")) as pool:
         eager, buggy, traced = pool.run_many(jobs_for(p, (("buggy", "default"), ("make_fx", "default")), 0, 0))
-        assert buggy.outcome.kind == "bug" and "planted: a lookup" in buggy.outcome.message
-        assert traced.outcome.kind == "ok", traced.outcome
+        assert buggy.outcome.status == "bug" and "planted: a lookup" in buggy.outcome.message
+        assert traced.outcome.status == "ok", traced.outcome
         [bug] = pool.bugs
         assert "KeyError" in bug["traceback"] and bug["job"]["system"] == "buggy", bug
         assert pool.restarts == 1
@@ -94,4 +94,4 @@ def test_parallel_groups_come_back_whole_and_in_job_order():
             done.update(pool.poll(1.0))
         for obs in done.values():
             assert [o.system for o in obs] == ["eager", "make_fx", "export"]
-            assert all(o.outcome.kind == "ok" for o in obs), obs
+            assert all(o.outcome.status == "ok" for o in obs), obs

@@ -34,7 +34,7 @@ class ToyRanks:
 
 @evidence.recorder
 def ranks(program, obs) -> ToyRanks | None:
-    if obs.system != "make_fx" or obs.outcome.kind != "ok":
+    if obs.system != "make_fx" or obs.outcome.status != "ok":
         return None
     return ToyRanks(tuple(e.count(",") + 1 if e.startswith("[") and e != "[]" else 0 if e == "[]" else -1
                           for e in obs.out_exprs), obs.out_exprs)

@@ -33,7 +33,7 @@ Z3_CONFIGS = ("all-off", "default")
 
 
 def tensor_axioms(program, tr) -> list[tuple[int, str, sympy.Basic]]:
-    """(at, kind, expr) for one TensorTrace (Note [ref tensor claims])."""
+    """(at, origin, expr) for one TensorTrace (Note [ref tensor claims])."""
     env, st = tr.env, tr.env.settings
     low = 0 if st.backed_size_oblivious or not st.specialize_zero_one else 2
     out = [(0, "range", sympy.Ge(sym, low)) for sym in env.backed_hints]
@@ -42,8 +42,8 @@ def tensor_axioms(program, tr) -> list[tuple[int, str, sympy.Basic]]:
             out.append((at, "size", sympy.Ge(sym, int(lo))))
         if not math.isinf(hi):
             out.append((at, "size", sympy.Le(sym, int(hi))))
-    for at, kind, fact in tr.shapes.facts:
-        out.append((at, kind, fact))
+    for at, origin, fact in tr.shapes.facts:
+        out.append((at, origin, fact))
     return out
 
 
@@ -51,7 +51,7 @@ def tensor_claims(program, tr, config: str, replay) -> tuple[tuple, tuple]:
     """(axioms as text, z3 checks). `replay(specs) -> (TensorTrace, binding)` runs ref and eager
     on other inputs under the same config."""
     axioms = tensor_axioms(program, tr)
-    shown = tuple((at, kind, text(e)) for at, kind, e in axioms)
+    shown = tuple((at, origin, text(e)) for at, origin, e in axioms)
     if config not in Z3_CONFIGS:
         return shown, ()
     facts = [e for _, _, e in axioms]

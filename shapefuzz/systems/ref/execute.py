@@ -31,7 +31,7 @@ class Trace:
     nodes: tuple[Node, ...]  # one per value the program defined before it stopped
     answers: tuple[Answer, ...]  # one per question answered
     failure: Exception | None  # one of FAILURES, or None when the program ran to its end
-    #: (at, kind, sympy expr) as learned: Note [axioms] in shapefuzz.systems.claims
+    #: (at, origin, sympy expr) as learned: Note [axioms] in shapefuzz.systems.claims
     axioms: tuple = ()
 
 

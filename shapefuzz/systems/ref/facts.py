@@ -256,7 +256,7 @@ def _canon(d: sympy.Expr) -> sympy.Expr:
 
 
 def _normal_form(rel: sympy.Basic) -> tuple[str, sympy.Expr] | None:
-    """(kind, d): "ge" means d >= 0 (a strict < or > is d - 1 >= 0 over the integers), "eq" and
+    """(form, d): "ge" means d >= 0 (a strict < or > is d - 1 >= 0 over the integers), "eq" and
     "ne" mean d == 0 and d != 0, with d's sign canonicalized."""
     t, (lhs, rhs) = type(rel), rel.args
     if t is sympy.Ge:
@@ -276,10 +276,10 @@ def _implications(rel: sympy.Basic) -> list[tuple[tuple[str, sympy.Expr], bool]]
     nf = _normal_form(rel)
     if nf is None:
         return []
-    kind, d = nf
-    if kind == "ge":  # d >= 0, so -d > 0 (that is -d - 1 >= 0) is false
+    form, d = nf
+    if form == "ge":  # d >= 0, so -d > 0 (that is -d - 1 >= 0) is false
         return [(("ge", d), True), (("ge", -d - 1), False)]
-    if kind == "ne":
+    if form == "ne":
         return [(("ne", d), True), (("eq", d), False)]
     return [(("eq", d), True), (("ne", d), False), (("ge", d), True), (("ge", -d), True),
             (("ge", d - 1), False), (("ge", -d - 1), False)]

@@ -121,7 +121,7 @@ def ref_checks(program, trace, settings: SmtSettings = DEFAULT_SETTINGS) -> tupl
             final.append(sympy.Ge(sym, int(r.lo)))
         if r is not None and r.hi not in (-math.inf, math.inf):
             final.append(sympy.Le(sym, int(r.hi)))
-    shown = tuple((at, kind, text(e)) for at, kind, e in axioms)
+    shown = tuple((at, origin, text(e)) for at, origin, e in axioms)
     f = trace.failure
     if f is not None:
         expr = getattr(f, "expr", None)

@@ -69,10 +69,10 @@ def input_tensor(s: Shapes, spec: InputSpec) -> SymTensor:
     sizing as the settings say), unbacked dims size-like unbacked symbols, as make_fx makes
     them for DimDynamic.STATIC / DUCK / UNBACKED."""
     dims = []
-    for n, kind in zip(spec.shape, spec.dims):
-        if kind == "static":
+    for n, dim_kind in zip(spec.shape, spec.dims):
+        if dim_kind == "static":
             dims.append(s.sym(n))
-        elif kind == "dynamic":
+        elif dim_kind == "dynamic":
             dims.append(SymInt(s.env.create_backed(n), s))
         else:
             dims.append(s.unbacked(0, float("inf"), size_like=True))
