@@ -37,8 +37,8 @@ class RecordedEnv(list):
         super().__init__(values)
         self.then = [_now(v) for v in values]
 
-    def add(self, outs: list | tuple) -> None:
-        self.extend(outs)
+    def extend(self, outs) -> None:  # what run() adds: the values and their sizes now
+        super().extend(outs)
         self.then.extend(_now(v) for v in outs)
 
 
@@ -115,10 +115,7 @@ def run(
             raise
         if len(outs) != ins.n_out:
             raise ValueError(f"{ins.op} produced {len(outs)} values, program binds {ins.n_out}")
-        if isinstance(env, RecordedEnv):
-            env.add(outs)
-        else:
-            env.extend(outs)
+        env.extend(outs)
     return env
 
 

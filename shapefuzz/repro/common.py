@@ -13,8 +13,8 @@ imports each one). Two shapes:
   templates/_slots.py), and everything after that declaration is pasted as it is.
 A statement that calls a placeholder, an upper-case name with no arguments (`TRACE()`,
 `PROGRAM()`), stands where generated lines go: the public call that traces the program, or the
-program's own lines, at the placeholder's indentation; a placeholder used as a name (`ASK`,
-`SLOW_CONFIG`) stands where one generated expression goes (a question's call, a value's repr).
+program's own lines, at the placeholder's indentation; a placeholder used as a name
+(`SLOW_CONFIG`) stands where one generated expression goes (there: a value's repr).
 So a writer's strings hold the program's lines and `NAME = value` bindings; what wraps them (a
 function, a loop, a `with`, an `if`, the `if __name__ == "__main__"` of a harness) is template
 code (tests/cover/test_repro_strings.py).

@@ -185,7 +185,7 @@ def _claims(case, torch_version: str, docs: bool) -> str:
              *([common.function(questions_issue, "replay", docs)] if alt is not None else []),
              common.block(questions_issue, "run", "\n".join(_under_config(case, s, body)))]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
-    return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
+    return common.script(common.doc(case, torch_version, lines), common.imports_of(questions_issue), parts)
 
 
 def _constrain_helper(lines: list[str], docs: bool = True) -> list[str]:
@@ -202,11 +202,6 @@ def _alt_answers(case) -> list[bool] | None:
         return None
     t = truth(with_values(case.program, tuple(int(x) for x in case.alt_values)))
     return list(t.answers) if t.failed_check is None else None
-
-
-def _imports(s: common.Settings) -> list[str]:
-    """The issue form's imports (a slow-path config's `applied` among them, kept where used)."""
-    return common.imports_of(questions_issue)
 
 
 def _metamorphic(case, torch_version: str) -> str:
@@ -229,7 +224,7 @@ def _metamorphic(case, torch_version: str) -> str:
              f"first, second, kind, mapping = program, {second}, {label!r}, {mapping!r}\n",  # the template's names
              common.block(questions_issue, "two_runs")]
     lines = (common.safe(f.detail.split("\n")[0], 400),) + ((note,) if note else ())
-    return common.script(common.doc(case, torch_version, lines), _imports(s), parts)
+    return common.script(common.doc(case, torch_version, lines), common.imports_of(questions_issue), parts)
 
 
 # ---- spurious DDE and history: the program up to one question ------------------------------------
@@ -311,7 +306,7 @@ def _spurious_dde(case, torch_version: str) -> str:
              common.block(questions_dde, "dde_proof", "\n".join(_under_config(case, s, body)))]
     lines = (*_detail_lines(f.detail, 3), *((note,) if note else ()))
     return common.script(common.doc(case, torch_version, lines),
-                         [*common.imports_of(questions_dde), *_imports(s)], parts)
+                         [*common.imports_of(questions_dde), *common.imports_of(questions_issue)], parts)
 
 
 def _detail_lines(detail: str, n: int) -> tuple[str, ...]:
@@ -338,7 +333,7 @@ def history_issue(case, torch_version: str = "", form: ReproForm | None = None) 
              common.block(questions_history, "compare")]
     doc = (*_detail_lines(f.detail, 2), *((note,) if note else ()))
     return common.script(common.doc(case, torch_version, doc),
-                         [*common.imports_of(questions_history), *_imports(s)], parts)
+                         [*common.imports_of(questions_history), *common.imports_of(questions_issue)], parts)
 
 
 def issue_cuts(case) -> list | None:

@@ -191,7 +191,7 @@ def first_divergence(program: Program, traced_env: list | None, binding: dict, f
         return ()
     owner = [ins for ins in program.instrs for _ in range(ins.n_out)]
     base, undefined = len(program.inputs), program.undefined_data()
-    then = getattr(traced_env, "then", None) or traced_env  # Note [root cause at the time]
+    then = traced_env.then if isinstance(traced_env, interp.RecordedEnv) else traced_env  # Note [root cause at the time]
     for k, (sym, val) in enumerate(zip(then[base:], real[base:])):
         if base + k in undefined:  # torch.empty's data: each run reads other values
             continue
