@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from mutation.apply import write_patch
-from mutation.bench import BenchSettings, Mode, run_mode
+from mutation.bench import BenchSettings, BrokenSetup, Mode, run_mode
 from mutation.mutants import Mutant, enumerate_mutants, sample
 from mutation.report import render
 from mutation.store import JsonlStore
@@ -249,7 +249,10 @@ def run(a: argparse.Namespace, mutants: list[Mutant], chosen: list[Mutant], vers
         settings = BenchSettings(a.budget, a.seed, a.workers, env=env,
                                  baseline_cache=None if a.no_baseline_cache else a.work / "baseline-cache.sqlite",
                                  early_stop=not a.whole_budget)
-        _bench_all(counted, a, results, settings, write_table)
+        try:
+            _bench_all(counted, a, results, settings, write_table)
+        except BrokenSetup as e:  # Note [crashed campaign]: no row for this mutant
+            return _fail(str(e))
     print(f"table: {a.table}")
     return 0
 

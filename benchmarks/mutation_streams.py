@@ -93,8 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         batch = todo[: a.batch]
         print(f"{time.strftime('%H:%M:%S')} batch {','.join(batch)} ({len(todo)} to go)", flush=True)
         procs = [_side(a, side, getattr(a, side), batch) for side in sides]
-        for p in procs:
-            p.wait()
+        codes = [p.wait() for p in procs]
+        if any(codes):  # a broken set-up (Note [crashed campaign], mutation/bench.py): not again
+            print(f"a side's mutation_bench.py failed: its bench.log in {a.work} says why", flush=True)
+            return 2
 
 
 if __name__ == "__main__":

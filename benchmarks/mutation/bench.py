@@ -11,7 +11,15 @@ timeout. A finding whose confirmation the campaign cut off at its deadline (repo
 `confirm_timed_out`, listed under "unconfirmed") is checked the same way and reported apart, as
 detected late: the strict score counts only what the campaign itself confirmed. A finding whose
 repro fails both ways is a bug of unmodified torch the campaign met on the way (pre-existing),
-not the mutant."""
+not the mutant.
+
+Note [crashed campaign]: a campaign that gives no report.json under a mutant either was crashed
+by the mutant (the fuzzer met a torch it could not drive: the mutant survived, and the row says
+why) or could not have run at all (an interpreter whose shapefuzz and strategies come from two
+checkouts, a missing package). The second is not a verdict on the mutant and must not be scored
+as a survivor (one such row per side once passed for a "gained" mutant in the before/after
+comparison). So a crashed campaign is run again without the mutant for a short budget: when that
+gives no report either, the bench stops with BrokenSetup and writes no row."""
 
 from __future__ import annotations
 
@@ -22,19 +30,25 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
 from mutation.apply import clean_env, mutant_env
 from mutation.watch import Seen, Watch, known_signatures
 
-__all__ = ["BenchSettings", "Checked", "Mode", "ModeResult", "run_mode"]
+__all__ = ["BenchSettings", "BrokenSetup", "Checked", "Mode", "ModeResult", "run_mode"]
 
 #: confirmed findings whose repro is run both ways, per campaign (most campaigns have a few)
 MAX_CHECKED = 12
 #: seconds between two looks at a running campaign's finding folders (Note [early stop])
 POLL_S = 1.0
+#: budget of the campaign without the mutant that tells a crash from a broken set-up
+CLEAN_CHECK_BUDGET_S = 10.0
+
+
+class BrokenSetup(Exception):
+    """A campaign gives no report even without the mutant (Note [crashed campaign])."""
 
 
 class Mode(Enum):
@@ -187,6 +201,19 @@ def _campaign(mode: Mode, out: Path, env: dict, s: BenchSettings, watch: Watch) 
     return Ran(p.returncode, lines[-1] if lines else "")
 
 
+def _reports_without_mutant(mode: Mode, out: Path, s: BenchSettings) -> bool:
+    """Note [crashed campaign]: whether a short campaign of `mode` without the mutant gives a report."""
+    clean = out.parent / f"{mode.value}-without-mutant"
+    short = replace(s, budget_s=CLEAN_CHECK_BUDGET_S, baseline_cache=None)
+    with (out.parent / f"{mode.value}-without-mutant.log").open("w") as sink:
+        try:
+            subprocess.run(_command(mode, clean, short), env=clean_env(s.env), stdout=sink, stderr=subprocess.STDOUT,
+                           stdin=subprocess.DEVNULL, cwd=out.parent, timeout=CLEAN_CHECK_BUDGET_S * 3 + 300)
+        except subprocess.TimeoutExpired:
+            return False
+    return (clean / "report.json").exists()
+
+
 def _stop(p: subprocess.Popen) -> None:
     for sig, wait_s in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
         try:
@@ -222,6 +249,9 @@ def run_mode(mode: Mode, patch_dir: Path, out: Path, s: BenchSettings) -> ModeRe
                           stopped_early=True)
     report_file = out / "report.json"
     if not report_file.exists():
+        if not _reports_without_mutant(mode, out, s):
+            raise BrokenSetup(f"the {mode.value} campaign in {out} gave no report, and neither does it without the "
+                              f"mutant: check the interpreter {s.python} ({ran.tail[:200]})")
         return ModeResult(mode, ran.exit_code, elapsed, 0, 0, (), f"no report.json: {ran.tail[:300]}")
     report = json.loads(report_file.read_text())
     confirmed = sum(bool(f.get("confirmed")) for f in report.get("findings", []))

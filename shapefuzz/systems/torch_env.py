@@ -107,6 +107,13 @@ class TorchEnvSystem:
         log = (f"slow paths run: {dict(sorted(cfg.counts.items()))}",) if cfg.counts else ()
         return replace(obs, elapsed_s=time.perf_counter() - t0, log=log)
 
+    def answers(self, program: QProgram, config: str = "default") -> Observation:
+        """The run alone: its outcome, decisions and values, without the evidence `observe` adds
+        (Note [echo runs], program/kinds.py)."""
+        with applied(config) as cfg:
+            run = _Run(ShapeEnv(**cfg.env_kwargs), bool(fxx.backed_size_oblivious))
+            return run.observation(self.name, config, run.execute(program))
+
 
 # Note [one analysis per run state]: a program's runs under torch-env's configs mostly end in the
 # same state (14% distinct over 150 generated programs under the 16 default configs): the same

@@ -446,3 +446,29 @@ def _alive(pid: int) -> bool:
         return False
     stat = Path(f"/proc/{pid}/stat")
     return not (stat.exists() and stat.read_text().split(") ")[1].startswith("Z"))
+
+
+@pytest.mark.parametrize("crashes_without_mutant", [False, True])
+def test_a_crashed_campaign_is_a_survivor_only_when_the_setup_works(tmp_path, monkeypatch, crashes_without_mutant):
+    """Note [crashed campaign]: a "campaign" that writes no report under the mutant is a
+    survivor with its error, unless the same campaign without the mutant gives no report
+    either: then the set-up is broken and the bench stops, writing no row."""
+    from mutation import bench
+
+    out = tmp_path / "camp" / "default"
+    crash = [sys.executable, "-c", "raise SystemExit('AttributeError: VType has no attribute sort')"]
+
+    def command(mode, where, s):
+        if where == out or crashes_without_mutant:
+            return crash
+        return [sys.executable, "-c", f"from pathlib import Path; p = Path({str(where)!r}); "
+                                      f"p.mkdir(parents=True); (p / 'report.json').write_text('{{}}')"]
+
+    monkeypatch.setattr(bench, "_command", command)
+    s = bench.BenchSettings(budget_s=60, seed=0, workers=1, env=dict(os.environ))
+    if crashes_without_mutant:
+        with pytest.raises(bench.BrokenSetup, match="neither does it without the mutant"):
+            bench.run_mode(bench.Mode.DEFAULT, tmp_path / "patch", out, s)
+    else:
+        r = bench.run_mode(bench.Mode.DEFAULT, tmp_path / "patch", out, s)
+        assert not r.detected and r.error.startswith("no report.json") and "VType" in r.error

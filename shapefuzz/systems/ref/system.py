@@ -51,6 +51,10 @@ class RefSystem:
         memo.add(settings, reads, z3, obs)
         return _with_elapsed(obs, time.perf_counter() - t0)
 
+    def answers(self, program: QProgram, config: str = "default") -> Observation:
+        """The run alone, without the z3 checks of its claims (Note [echo runs], program/kinds.py)."""
+        return observation(self.name, config, program, run(program, settings_for(config)))
+
     def _observe(self, program, config: str, settings) -> Observation:
         if isinstance(program, QProgram):
             trace = run(program, settings)
