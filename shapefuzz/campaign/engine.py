@@ -129,8 +129,13 @@ class Campaign:
             return self.offset_s
         return time.monotonic() - self.t0 + self.offset_s
 
+    def generate_until_s(self, no_reserve: bool = False) -> float:
+        """When generation stops, at this campaign's rate so far (Note [window on demand])."""
+        per_program = self.elapsed() / self.stats.programs if self.stats.programs else 0.0
+        return self.budget.generate_until_s(per_program, no_reserve)
+
     def out_of_time(self) -> bool:
-        if self.elapsed() < self.budget.generate_until_s():
+        if self.elapsed() < self.generate_until_s():
             return False
         if self.stopped_s is None:
             self.stopped_s = self.elapsed()  # the summary says when and why generation stopped
@@ -185,13 +190,13 @@ class Campaign:
             return False
         phase, self.phase = self.phase, "confirming"
         with self.clock.phase("confirm"):
-            while self.reserve_pending() and self.elapsed() < self.budget.generate_until_s(no_reserve=True):
+            while self.reserve_pending() and self.elapsed() < self.generate_until_s(no_reserve=True):
                 time.sleep(0.25)
                 self.on_progress(self)
-                if self.elapsed() < self.budget.generate_until_s():
+                if self.elapsed() < self.generate_until_s():
                     break
         self.phase = phase
-        if self.elapsed() < self.budget.generate_until_s():
+        if self.elapsed() < self.generate_until_s():
             self.stopped_s = None
             return True
         return False

@@ -6,7 +6,7 @@ comes next (Note [wall budget] in budget.py for the times that decide it):
   finding that needs shrinking, Hypothesis exhausts it, or generation stops (its programs still
   in flight are drained, or abandoned at the end of the budget).
 - SHRINK: the finding that ended the round, and its siblings, shrunk now; or queued for the
-  shrink window when it is a known one (Note [deferred known shrink]). The next round follows.
+  end of the campaign when it is a known one (Note [deferred known shrink]). The next round follows.
 - WAIT: generation stopped for the reserve while confirmations still run; wait for them, and
   generate again if they free the time.
 - DEFERRED: the queued shrinks, while the budget lasts.

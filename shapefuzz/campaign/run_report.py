@@ -127,8 +127,8 @@ def summary(camp: Campaign, elapsed: float, findings: list, unconfirmed: list, n
     pre_text = f", {pre} pre-existing: the baseline shows them too" if opts.baseline else ""
     fresh = len(new) if opts.strict else sum(not f.get("pre_existing") for f in new)
     valid = f"valid {100 * st.valid / st.programs:.0f}%, " if st.programs else ""
-    stop = (f" (generation stopped at {camp.stopped_s:.0f} s to leave time for shrinking and "
-            f"confirming)" if camp.stopped_s is not None else "")
+    stop = (f" (generation stopped at {camp.stopped_s:.0f} s to leave time for confirming)"
+            if camp.stopped_s is not None else "")
     last = f"; last new finding at {camp.last_new_s:.0f} s" if camp.last_new_s is not None else ""
     split = camp.time_split()
     return (f"{st.programs} programs in {elapsed:.1f} s of a {opts.budget_s:g} s budget{stop}, "

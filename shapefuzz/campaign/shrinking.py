@@ -1,6 +1,6 @@
 """Shrinking a campaign's findings (Note [rounds] in engine.py): the pending finding's round is
 replayed to reach its program, Hypothesis shrinks it, the result is pruned, and its siblings
-follow; a known finding's shrink is queued for the shrink window (Note [deferred known shrink]
+follow; a known finding's shrink is queued for the end of the campaign (Note [deferred known shrink]
 in budget.py)."""
 
 from __future__ import annotations

@@ -79,11 +79,16 @@ def test_job_timer_counts_a_nested_wrapped_call_only_once(clock):
 
 
 # ---- the wall budget -----------------------------------------------------------------------------
-def test_generation_leaves_the_reserve_and_a_shrink_window():
+def test_generation_leaves_the_reserve_and_time_to_drain():
+    """Note [window on demand]: two programs' time at the campaign's rate, at least a second, at
+    most a tenth of the budget (and --shrink-budget)."""
     b = WallBudget(60.0, 30.0, reserve=lambda: 12.0)
     assert b.end_s() == 48.0
-    assert b.generate_until_s() == 48.0 - 6.0  # a tenth of the budget, under --shrink-budget
-    assert WallBudget(60.0, 2.0).generate_until_s() == 58.0
+    assert b.generate_until_s(0.01) == 48.0 - 1.0
+    assert b.generate_until_s(2.0) == 48.0 - 4.0
+    assert b.generate_until_s(100.0) == 48.0 - 6.0  # a tenth of the budget, under --shrink-budget
+    assert WallBudget(60.0, 2.0).generate_until_s(100.0) == 58.0
+    assert b.generate_until_s(0.01, no_reserve=True) == 59.0
 
 
 def _planted(job):
@@ -463,3 +468,21 @@ def test_a_warm_run_exits_as_the_script_would_standalone(tmp_path, body, exits_1
     assert time.monotonic() - t < 30
     log = (tmp_path / "confirm.txt").read_text()
     assert "Note [warm confirmation]" in log and "\nexit " in log
+
+
+@pytest.mark.parametrize("with_findings", [False, True])
+def test_generation_goes_on_past_the_old_shrink_window(monkeypatch, with_findings):
+    """Note [window on demand]: with nothing new to shrink, a 5 s campaign generates until
+    budget - reserve - drain (0.2 s here), not a tenth of the budget earlier; a planted crash met
+    late is still shrunk in what is left, and the campaign ends by its budget."""
+    monkeypatch.setattr(WallBudget, "MIN_DRAIN_S", 0.2)
+    cfg = CampaignSettings(TARGETS, budget_s=5.0, seed=3, shrink_budget_s=30.0)
+    run = (lambda jobs: [_planted(j) for j in jobs]) if with_findings else (lambda jobs: [run_job(j) for j in jobs])
+    t0 = time.monotonic()
+    camp = Campaign(cfg, run, reserve=lambda: 0.0).run(t0=t0)
+    assert camp.stopped_s is not None and camp.stopped_s >= 5.0 - 0.2 - 0.05, camp.stopped_s
+    assert time.monotonic() - t0 <= 5.0 + 1.0
+    if with_findings:
+        assert camp.bugs and all(b.shrunk for b in camp.bugs.values())
+    else:
+        assert not camp.bugs, list(camp.bugs)  # ref on its own programs: nothing to shrink
