@@ -455,12 +455,13 @@ def test_a_crashed_campaign_is_a_survivor_only_when_the_setup_works(tmp_path, mo
     either: then the set-up is broken and the bench stops, writing no row."""
     from mutation import bench
 
-    out = tmp_path / "camp" / "default"
+    out = tmp_path / "camp" / "ab"
     crash = [sys.executable, "-c", "raise SystemExit('AttributeError: VType has no attribute sort')"]
 
     def command(mode, where, s):
         if where == out or crashes_without_mutant:
             return crash
+        assert mode is bench.Mode.DEFAULT  # A/B without a mutant would refuse to run
         return [sys.executable, "-c", f"from pathlib import Path; p = Path({str(where)!r}); "
                                       f"p.mkdir(parents=True); (p / 'report.json').write_text('{{}}')"]
 
@@ -468,7 +469,7 @@ def test_a_crashed_campaign_is_a_survivor_only_when_the_setup_works(tmp_path, mo
     s = bench.BenchSettings(budget_s=60, seed=0, workers=1, env=dict(os.environ))
     if crashes_without_mutant:
         with pytest.raises(bench.BrokenSetup, match="neither does it without the mutant"):
-            bench.run_mode(bench.Mode.DEFAULT, tmp_path / "patch", out, s)
+            bench.run_mode(bench.Mode.AB, tmp_path / "patch", out, s)
     else:
-        r = bench.run_mode(bench.Mode.DEFAULT, tmp_path / "patch", out, s)
+        r = bench.run_mode(bench.Mode.AB, tmp_path / "patch", out, s)
         assert not r.detected and r.error.startswith("no report.json") and "VType" in r.error
