@@ -12,11 +12,11 @@ Method:
     of this process is paid once, before the first row; each row starts its own worker).
   * Its report.json's `time_split` (Note [time split]) gives the wall phases and the workers'
     job time per system: trace, replay, z3, ipc.
-  * The programs a row counted are recorded (the engine's jobs_for is wrapped here, nothing in
-    the library changes) and traced again in a fresh spawned interpreter with nothing but the
-    system's own trace per default config: the floor. make_fx / export: the system's `_trace`
-    (symbolic inputs, the trace, its guards); torch-env: the ShapeEnv run of the questions; ref:
-    its question run / tensor rules; compile: torch.compile's calls with the config's backend.
+  * The programs a row counted are recorded (the generating round's jobs_for is wrapped here,
+    nothing in the library changes) and traced again in a fresh spawned interpreter with nothing
+    but the system's own trace per default config: the floor. make_fx / export: the system's
+    `_trace` (symbolic inputs, the trace, its guards); torch-env: the ShapeEnv run of the
+    questions; ref: its question run / tensor rules; compile: torch.compile's calls with the config's backend.
   * `ratio` = campaign wall time / floor time: what the fuzzer costs over torch's own work on
     the same programs (shrinking and confirmation included, so a row with findings pays more).
 The machine's load average is printed: on the shared 2-core machine, rows move by tens of
@@ -76,7 +76,7 @@ AB_ENV = ("SHAPEFUZZ_BENCH_BASELINE=1",)
 
 # ---- the campaign (this process) ---------------------------------------------------------------
 def run_row(row: Row, budget: float, seed: int, out: Path, cache: Path) -> tuple[dict, list[str]]:
-    import shapefuzz.campaign.engine as engine
+    import shapefuzz.campaign.generating as generating  # where a round submits its programs
     from shapefuzz.campaign.run import FuzzOptions, run_fuzz
     from shapefuzz.campaign.stats import program_hash
     from shapefuzz.cases.known import load_known
@@ -85,7 +85,7 @@ def run_row(row: Row, budget: float, seed: int, out: Path, cache: Path) -> tuple
     from shapefuzz.systems import targets_for
 
     seen: dict[str, str] = {}
-    original = engine.jobs_for
+    original = generating.jobs_for
 
     def recording(program, *a, **kw):
         seen[program_hash(program)] = program.dumps()
@@ -98,13 +98,13 @@ def run_row(row: Row, budget: float, seed: int, out: Path, cache: Path) -> tuple
                        shrink_budget_s=30.0, confirm=True, quiet=True, known=load_known(),
                        baseline=baseline_from_flags(sys.executable, AB_ENV) if row.ab else None,
                        baseline_cache=cache if row.ab else None)
-    engine.jobs_for = recording
+    generating.jobs_for = recording
     try:
         t = time.monotonic()
         run_fuzz(opts, t0=t)
         wall = time.monotonic() - t
     finally:
-        engine.jobs_for = original
+        generating.jobs_for = original
     report = json.loads((out / "report.json").read_text())
     report["bench_wall_s"] = wall
     hashes = [h.strip() for h in (out / "programs.txt").read_text().split()]
