@@ -252,3 +252,32 @@ def test_toggles_take_effect_in_every_traced_system(system):
             assert counts.get(key, 0) > 0, (system, config, counts)
         assert obs.outcome.status == "ok", (system, config, obs.outcome)
     assert ss.ShapeEnv.__init__.__qualname__ == "ShapeEnv.__init__"  # restored
+
+
+def test_the_guard_latency_profile_is_skipped_and_changes_nothing(monkeypatch):
+    """Note [no guard latency profile]: Dynamo's guard timing (a CPU cache flush a graph) does not
+    run while the system observes, the observation is the one it makes with the timing, and
+    torch's own function is back afterwards."""
+    import torch._dynamo.guards as guards
+
+    import shapefuzz.systems.compile as compile_system
+
+    timed = []
+    real = guards.profile_guard_manager
+
+    def counting(*args):
+        timed.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(guards, "profile_guard_manager", counting)
+
+    def seen(obs):
+        return (obs.outcome, obs.guards, obs.asserts, obs.replacements, obs.ranges,
+                [(r.accepted, r.artifact) for r in obs.replays], [r.new_graphs for r in calls_of(obs)])
+
+    fast = [seen(CompileSystem().observe(p, "default", [])) for p in (plain(), branchy())]
+    assert timed == [] and guards.profile_guard_manager is counting
+    monkeypatch.setattr(compile_system, "_no_guard_latency_profile", contextlib.nullcontext)
+    slow = [seen(CompileSystem().observe(p, "default", [])) for p in (plain(), branchy())]
+    assert timed, "with the timing left in, Dynamo calls it once a graph: the check above can fail"
+    assert fast == slow
