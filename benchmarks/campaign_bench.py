@@ -17,7 +17,8 @@ Method:
     but the system's own trace per default config: the floor. make_fx / export: the system's
     `_trace` (symbolic inputs, the trace, its guards); torch-env: the ShapeEnv run of the
     questions; ref: its question run / tensor rules; compile: torch.compile's calls with the
-    config's backend.
+    config's backend, as a user makes them (so Dynamo's guard latency profile, which a campaign
+    skips: Note [no guard latency profile], is in the floor).
   * `ratio` = campaign wall time / floor time: what the fuzzer costs over torch's own work on
     the same programs (shrinking and confirmation included, so a row with findings pays more).
 The machine's load average is printed: on the shared 2-core machine, rows move by tens of
