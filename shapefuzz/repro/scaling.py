@@ -16,7 +16,7 @@ from shapefuzz.systems import observation, scaling
 __all__ = ["WRITER", "check", "issue", "line_limit"]
 
 _EXITS = ("Exits 1 while the family's cost still grows faster than its order, 0 once it does not. "
-          "Times are CPU times of this process: run it on a quiet machine for the clearest numbers. "
+          "Times are the tracing thread's CPU times: run it on a quiet machine for the clearest numbers. "
           "`python repro.py --profile` adds a cProfile of the largest member.")
 
 

@@ -6,11 +6,13 @@ the plant loaded by a sitecustomize.py and 0 without."""
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 from _helpers import I, R, both_ways, inp, prog
 
 from shapefuzz.cases.corpus import Case
@@ -21,7 +23,7 @@ from shapefuzz.systems import scaling
 from shapefuzz.systems.evidence import record
 from shapefuzz.systems.evidence.performance import ScalingEvidence
 from shapefuzz.systems.make_fx import MakeFxSystem
-from shapefuzz.systems.observation import growth_order, superlinear
+from shapefuzz.systems.observation import ORDER_MARGIN, growth_order, superlinear, superlinear_kinds
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 sys.path.insert(0, str(FIXTURES))
@@ -143,3 +145,52 @@ def test_repro_exits_1_with_the_plant_and_0_without(planted, tmp_path):
     assert "growth order" in planted.stdout and "BUG" in planted.stdout
     assert clean.returncode == 0, clean.stdout + clean.stderr
     assert "growth order" in clean.stdout and "BUG" not in clean.stdout
+
+
+def _scripted(monkeypatch, times):
+    """trace_copies replaced by CPU times per member, call by call (the last one repeats); returns
+    the members in the order they were traced."""
+    traced = []
+
+    def trace_copies(fn, inputs, dims, n, env_kwargs=None):
+        k = sum(m == n for m in traced)
+        traced.append(n)
+        return times[n][min(k, len(times[n]) - 1)], 100 * n  # a linear size
+
+    monkeypatch.setattr(scaling, "trace_copies", trace_copies)
+    return traced
+
+
+def test_a_slow_moment_in_a_middle_member_is_measured_again(monkeypatch):
+    """Note [slow moments]: the CI round that hid the quadratic plant (0.22 / 1.01 / 2.35 s, order
+    0.77) gets a round of its smaller members, and the rule then sees the growth."""
+    traced = _scripted(monkeypatch, {2: [0.22], 4: [1.01, 0.55], 8: [2.35]})
+    s = scaling.measure(QUESTIONS)
+    assert s.cpu_s == (0.22, 0.55, 2.35) and traced[:5] == [2, 4, 8, 2, 4], (s, traced)
+    assert "superlinear-time" in superlinear_kinds(s.ns, s.cpu_s, s.sizes, 1.0, ORDER_MARGIN)
+
+
+def test_a_linear_family_takes_one_round(monkeypatch):
+    traced = _scripted(monkeypatch, {2: [0.2], 4: [0.4], 8: [0.85]})  # order 1.17
+    assert scaling.measure(QUESTIONS).rounds == 1 and traced == [2, 4, 8]
+
+
+def test_a_member_is_timed_with_the_collector_off():
+    """Note [slow moments]: a full collection of the heap lands in whichever member allocates past
+    the threshold; the trace runs with the collector off and leaves it as it was."""
+    seen = []
+
+    def fn(x):
+        seen.append(gc.isenabled())
+        return (x + 1,)
+
+    inputs = (torch.ones(3),)
+    assert gc.isenabled()
+    scaling.trace_copies(fn, inputs, [("dynamic",)], 2)
+    assert seen == [False, False] and gc.isenabled()
+    gc.disable()
+    try:
+        scaling.trace_copies(fn, inputs, [("dynamic",)], 2)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -7,6 +7,7 @@ copied in."""
 from __future__ import annotations
 
 import cProfile
+import gc
 import io
 import math
 import pstats
@@ -21,7 +22,7 @@ from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, Stateles
 from torch.fx.passes.runtime_assert import insert_deferred_runtime_asserts
 
 #: every name the copied functions use from this template's imports
-IMPORTED = (cProfile, io, math, pstats, time, LocalSource, FakeTensorMode, make_fx, DimDynamic, ShapeEnv,
+IMPORTED = (cProfile, gc, io, math, pstats, time, LocalSource, FakeTensorMode, make_fx, DimDynamic, ShapeEnv,
             StatelessSymbolicContext, insert_deferred_runtime_asserts)
 
 
