@@ -1,6 +1,6 @@
 """compile disagrees with eager on the traced inputs (error-where-eager-succeeds)
 oracle eager-agreement: on the inputs it was traced with, the traced program must behave as eager.
-signature: eager-agreement:error-where-eager-succeeds:compile:default:Unsupported@_dynamo/eval_frame.py:compile_wrapper
+signature: eager-agreement:error-where-eager-succeeds:compile:default:Unsupported@_dynamo/eval_frame.py:compile_wrapper:at=symbool.cond_int
 system compile, config default; found with torch 2.13.0+cpu. Exits 1 while the bug is there, 0 once it is fixed."""
 from __future__ import annotations
 import sys

@@ -14,6 +14,6 @@ from shapefuzz.ops import (  # noqa: F401
     scalar,
     values,
 )
-from shapefuzz.ops.base import Op, all_ops, families, get_op
+from shapefuzz.ops.base import Op, all_ops, families, get_op, op_where
 
-__all__ = ["Op", "all_ops", "families", "get_op"]
+__all__ = ["Op", "all_ops", "families", "get_op", "op_where"]

@@ -86,6 +86,17 @@ def get_op(name: Any) -> Op:
         raise ProgramError(f"unknown op {name!r}; known ops: {', '.join(sorted(_REGISTRY))}") from None
 
 
+def op_where(name: str) -> str:
+    """`family.op`, how a signature names a program op ("?.op" for an op of a plugin no longer
+    loaded, "" for none)."""
+    if not name:
+        return ""
+    try:
+        return f"{get_op(name).family}.{name}"
+    except ProgramError:
+        return f"?.{name}"
+
+
 def all_ops() -> dict[str, Op]:
     """Every registered op, sorted by name so that generation is deterministic."""
     return dict(sorted(_REGISTRY.items()))

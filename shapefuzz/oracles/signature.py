@@ -36,8 +36,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from shapefuzz.program import ProgramError
-
 __all__ = ["MAX_DEPTH", "SYMPTOM_CLASSES", "Signature", "expr_shape", "make_signature", "mismatch_shape",
            "root_where"]
 
@@ -162,14 +160,9 @@ def root_where(op: str, aten: str = "", family: str = "") -> str:
     op is unknown (the finding keeps its symptom's where). The family is the op registry's."""
     if not op:
         return ""
-    if not family:
-        from shapefuzz.ops import get_op  # lazy: registry import stays torch-free
+    from shapefuzz.ops import op_where  # lazy: registry import stays torch-free
 
-        try:
-            family = get_op(op).family
-        except ProgramError:  # an op of a plugin no longer loaded
-            family = "?"
-    return f"at={family}.{op}" + (f"@{aten}" if aten else "")
+    return f"at={f'{family}.{op}' if family else op_where(op)}" + (f"@{aten}" if aten else "")
 
 
 def mismatch_shape(expr: str, got: str, want: str) -> str:

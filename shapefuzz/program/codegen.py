@@ -14,7 +14,7 @@ from shapefuzz.ops.branch import PATTERNS, Branch
 from shapefuzz.program import InputSpec, Program, ProgramError, Ref
 from shapefuzz.program.interp import TORCH_DTYPES
 
-__all__ = ["function_source", "inputs_source", "program_to_python", "render_arg", "tensor_source"]
+__all__ = ["function_lines", "function_source", "inputs_source", "program_to_python", "render_arg", "tensor_source"]
 
 # flex_attention is a submodule `import torch` does not load; the flex_attention op names it
 HEADER = "import torch\nimport torch.nn.attention.flex_attention\n" \
@@ -39,11 +39,17 @@ def render_arg(a) -> object:
 def function_source(program: Program, name: str = "f", forced_general=frozenset()) -> str:
     """`def f(v0, v1, ...)` returning the outputs. Branches in `forced_general` are emitted as
     their general arm (the fallback a tracer took, Note [branch contract])."""
+    return "\n".join(line for _, line in function_lines(program, name, forced_general)) + "\n"
+
+
+def function_lines(program: Program, name: str = "f", forced_general=frozenset()) -> list[tuple[int | None, str]]:
+    """function_source's lines, each with the position of the instruction it states (None for
+    the `def` and `return` lines): a tracer that names a line of the source names an instruction."""
     program.types()  # validation: op names, arities and enumerations
     if not name.isidentifier():
         raise ProgramError(f"function name {name!r} is not an identifier")
     params = ", ".join(f"v{k}" for k in range(len(program.inputs)))
-    lines = [f"def {name}({params}):"]
+    lines: list[tuple[int | None, str]] = [(None, f"def {name}({params}):")]
     for pos, (ins, defs) in enumerate(program.definitions()):
         op = get_op(ins.op)
         args = render_arg(ins.args)
@@ -58,10 +64,10 @@ def function_source(program: Program, name: str = "f", forced_general=frozenset(
                 stmt = op.statement(lhs, args)
         else:
             stmt = f"{lhs} = {op.source(args)}" if lhs else op.source(args)
-        lines.extend("    " + s for s in stmt.split("\n"))
+        lines.extend((pos, "    " + s) for s in stmt.split("\n"))
     outs = ", ".join(f"v{o}" for o in program.outputs)
-    lines.append(f"    return ({outs}{',' if len(program.outputs) == 1 else ''})")
-    return "\n".join(lines) + "\n"
+    lines.append((None, f"    return ({outs}{',' if len(program.outputs) == 1 else ''})"))
+    return lines
 
 
 _MULTI = {"split", "chunk", "unbind", "tolist"}

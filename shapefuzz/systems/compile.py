@@ -31,14 +31,16 @@ import torch
 import torch._dynamo
 import torch._dynamo.guards as dynamo_guards
 
+from shapefuzz.ops import op_where
 from shapefuzz.program import InputSpec, Program, interp
-from shapefuzz.program.codegen import HEADER, function_source
+from shapefuzz.program.codegen import HEADER, function_lines, function_source
 from shapefuzz.program.variants import variants
 from shapefuzz.systems import evidence
 from shapefuzz.systems.common import (
     DecisionRecorder,
     capture,
     classify,
+    exception_chain,
     first_line,
     reference_run,
     shape_env_facts,
@@ -69,15 +71,42 @@ from shapefuzz.systems.observation import (
 from shapefuzz.systems.patching import patched
 from shapefuzz.systems.torch_toggles import applied, fresh_fake_caches, toggles
 
-__all__ = ["CompileSystem", "GraphLog", "call_sequence", "classify_call", "facts_reject", "program_function"]
+__all__ = ["CompileSystem", "GraphLog", "call_sequence", "classify_call", "facts_reject", "mark_user_line", "program_function"]
 
 
 def program_function(program: Program, name: str = "f"):
     """The program as a real Python function (our generated, validated source; codegen only
     emits registered op names and numeric literals, tests/cover/test_hostile.py)."""
     g: dict[str, Any] = {}
-    exec(compile(HEADER + function_source(program, name), f"<shapefuzz program {name}>", "exec"), g)
+    exec(compile(HEADER + function_source(program, name), _filename(name), "exec"), g)
     return g[name]
+
+
+def _filename(name: str) -> str:
+    return f"<shapefuzz program {name}>"
+
+
+def mark_user_line(exc: BaseException, program: Program, name: str = "f") -> None:
+    """Note [user line]: Dynamo runs program_function's source, not interp, so no instruction
+    marks an exception it raises (Note [root cause]); Dynamo itself records the user frames it
+    was tracing (`real_stack`, "from user code: ... line N" in its message). The line names the
+    instruction, which becomes the exception's `shapefuzz_at`, as interp would have set it: the
+    same bug then has the same `at=` through torch.compile and strict export as through make_fx
+    and non-strict export (row 1 of reports/torch-2.13 through Dynamo had none)."""
+    chain = list(exception_chain(exc))
+    if any(hasattr(x, "shapefuzz_at") for x in chain):
+        return
+    frames = [f for x in chain for f in (getattr(x, "real_stack", None) or ()) if f.filename == _filename(name)]
+    if not frames or frames[-1].lineno is None:
+        return
+    k = frames[-1].lineno - HEADER.count("\n") - 1
+    lines = function_lines(program, name)
+    pos = lines[k][0] if 0 <= k < len(lines) else None
+    if pos is not None:
+        try:
+            exc.shapefuzz_at = (pos, program.instrs[pos].op)
+        except AttributeError:  # an exception type without a __dict__
+            pass
 
 
 # ---- Note [graph facts] ----------------------------------------------------------------------
@@ -220,7 +249,7 @@ class CompileSystem:
         n_graphs, n_runs = len(log.graphs), len(log.runs)
         n_fail = len(guard_failures.get(fn.__code__, ()))
         log.call = i
-        call = self._run(cf, real, rec if i == 0 else None)
+        call = self._run(cf, real, rec if i == 0 else None, program)
         new = log.graphs[n_graphs:]
         runs = tuple(log.runs[n_runs:])
         fresh = interp.make_inputs(specs)
@@ -240,7 +269,7 @@ class CompileSystem:
         return call, record
 
     @staticmethod
-    def _run(cf, real, rec) -> _Call:
+    def _run(cf, real, rec, program) -> _Call:
         try:
             with rec.active() if rec is not None else contextlib.nullcontext():
                 out = cf(*real)
@@ -248,10 +277,11 @@ class CompileSystem:
             msg = f"{type(e).__name__}: {first_line(e)}"
             if _is_rejection(e):
                 return _Call("rejected", RunResult(False, msg))
+            mark_user_line(e, program)
             o = classify_call(e)
             at_compile = _during_compile(e)
             status = o.status if o.status in ("dde", "constraint") else "error"
-            return _Call(status, RunResult(False, msg, (), torch_frame(e)), o, at_compile)
+            return _Call(status, RunResult(False, msg, (), torch_frame(e), op_where(o.op)), o, at_compile)
         outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
         return _Call("ok", RunResult(True, "", tuple(capture(v) for v in outs)))
 

@@ -28,7 +28,7 @@ import torch
 from torch.export import Dim, export
 
 from shapefuzz.program import interp
-from shapefuzz.systems.compile import program_function, reference_for
+from shapefuzz.systems.compile import mark_user_line, program_function, reference_for
 from shapefuzz.systems.configs import EXPORT_FRONT_ENDS, config_of
 from shapefuzz.systems.evidence.specialization import Specialization, SpecializedDim
 from shapefuzz.systems.graph_facts import bind_tensors, constant_dims, contract_violation
@@ -104,8 +104,13 @@ class ExportSystem:
             fn = program_function(program)
         # a failure is classified by observe_trace (common.classify sees through Dynamo's
         # UserError around a DDE)
-        ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict,  # Note [user settings]
-                    prefer_deferred_runtime_asserts_over_guards=toggles.prefer_deferred_runtime_asserts_over_guards)
+        try:
+            ep = export(_Program(fn), tuple(real), dynamic_shapes=(specs,), strict=strict,  # Note [user settings]
+                        prefer_deferred_runtime_asserts_over_guards=toggles.prefer_deferred_runtime_asserts_over_guards)
+        except Exception as e:
+            if strict:  # Note [user line] (shapefuzz/systems/compile.py)
+                mark_user_line(e, program)
+            raise
         if decompose:
             ep = ep.run_decompositions()
         # the user's inputs only: a tensor constant (torch.tensor(True)) is lifted to a

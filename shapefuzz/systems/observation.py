@@ -150,6 +150,9 @@ class RunResult:
     error: str = ""  # "ExceptionType: first line"
     values: tuple[Value, ...] = ()
     frame: str = ""
+    #: `family.op` of the program's instruction that raised, where a tracer named it (Note [user
+    #: line]: a call of torch.compile that recompiled and failed while tracing), "" when unknown
+    at: str = ""
 
 
 @by_position
@@ -177,8 +180,8 @@ def compare_runs(ref: RunResult, art: RunResult, undefined: frozenset[int]) -> t
     (oracles), and a system confirming a z3 counter-model or choosing a compiled call's
     reference (Note [counterexample replay], Note [branch contract])."""
     if ref.ok and not art.ok:
-        etype = art.error.split(":", 1)[0]
-        return "error-where-eager-succeeds", f"{etype}@{art.frame}", f"eager succeeded; traced raised {art.error}"
+        etype, at = art.error.split(":", 1)[0], f":at={art.at}" if art.at else ""
+        return "error-where-eager-succeeds", f"{etype}@{art.frame}{at}", f"eager succeeded; traced raised {art.error}"
     if not ref.ok and art.ok:
         etype = ref.error.split(":", 1)[0]
         return "accepts-invalid", etype, f"eager raised {ref.error}; traced returned normally"

@@ -190,10 +190,10 @@ def test_broken_automatic_dynamic_is_found():
 def test_a_lost_cache_is_an_extra_recompile(monkeypatch):
     run = CompileSystem._run
 
-    def forgetful(cf, real, rec):  # planted: every call starts from an empty cache
+    def forgetful(cf, real, rec, program):  # planted: every call starts from an empty cache
         torch._dynamo.eval_frame._reset_guarded_backend_cache()
         torch._dynamo.reset_code_caches()
-        return run(cf, real, rec)
+        return run(cf, real, rec, program)
 
     monkeypatch.setattr(CompileSystem, "_run", staticmethod(forgetful))
     obs, fs = findings(plain())
