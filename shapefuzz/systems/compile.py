@@ -87,7 +87,9 @@ def _filename(name: str) -> str:
 
 
 def mark_user_line(exc: BaseException, program: Program, name: str = "f") -> None:
-    """Note [user line]: Dynamo runs program_function's source, not interp, so no instruction
+    """Mark `exc` with the instruction Dynamo was tracing when it raised.
+
+    Note [user line]: Dynamo runs program_function's source, not interp, so no instruction
     marks an exception it raises (Note [root cause]); Dynamo itself records the user frames it
     was tracing (`real_stack`, "from user code: ... line N" in its message). The line names the
     instruction, which becomes the exception's `shapefuzz_at`, as interp would have set it: the
