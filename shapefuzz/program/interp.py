@@ -18,13 +18,22 @@ from shapefuzz.ops import get_op
 from shapefuzz.ops.branch import Branch
 from shapefuzz.program import InputSpec, Program, Ref
 
-__all__ = ["TORCH_DTYPES", "RecordedEnv", "make_inputs", "make_tensor", "program_fn", "recording", "run"]
+__all__ = ["TORCH_DTYPES", "RecordedEnv", "make_inputs", "make_tensor", "mark_at", "program_fn", "recording", "run"]
 
 # Note [root cause]: the environments of the runs made while `recording()` is active (the
 # values of every instruction, inputs first), so a tracing system can say which instruction's
 # symbolic shape first differs from eager's; an exception raised by an instruction carries
 # `shapefuzz_at = (position, op name)`
 _RECORDS: list[RecordedEnv] | None = None
+
+
+def mark_at(e: BaseException, pos: int, op: str) -> None:
+    """Mark `e` as raised by instruction `pos` (Note [root cause]); the innermost mark stands."""
+    if not hasattr(e, "shapefuzz_at"):
+        try:
+            e.shapefuzz_at = (pos, op)
+        except AttributeError:  # an exception type without a __dict__
+            pass
 
 
 class RecordedEnv(list):
@@ -107,11 +116,7 @@ def run(
         try:
             outs = _step(get_op(ins.op), ins, pos, _resolve(ins.args, env), forced_general, on_branch)
         except Exception as e:
-            if not hasattr(e, "shapefuzz_at"):  # the innermost instruction (Note [root cause])
-                try:
-                    e.shapefuzz_at = (pos, ins.op)
-                except AttributeError:  # an exception type without a __dict__
-                    pass
+            mark_at(e, pos, ins.op)
             raise
         if len(outs) != ins.n_out:
             raise ValueError(f"{ins.op} produced {len(outs)} values, program binds {ins.n_out}")

@@ -105,10 +105,7 @@ def mark_user_line(exc: BaseException, program: Program, name: str = "f") -> Non
     lines = function_lines(program, name)
     pos = lines[k][0] if 0 <= k < len(lines) else None
     if pos is not None:
-        try:
-            exc.shapefuzz_at = (pos, program.instrs[pos].op)
-        except AttributeError:  # an exception type without a __dict__
-            pass
+        interp.mark_at(exc, pos, program.instrs[pos].op)
 
 
 # ---- Note [graph facts] ----------------------------------------------------------------------

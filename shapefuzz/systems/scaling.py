@@ -145,14 +145,16 @@ def _again(ns, cpu, sizes) -> tuple[int, ...]:
     return tuple(ns[:-1]) if growth_order(ns, cpu) < 1.0 else ()
 
 
-def _member(fn, inputs, dims, n, env_kwargs) -> tuple[float, int, float]:
-    """(CPU seconds, size, CPU seconds spent) of member n; the smallest member is timed again
-    when it passes MAX_BASE_S (a slow program, or a slow moment?)."""
+def _member(fn, inputs, dims, n, env_kwargs) -> tuple[float, int, float] | None:
+    """(CPU seconds, size, CPU seconds spent) of member n; None when the smallest member passes
+    MAX_BASE_S twice (a slow program, not a slow moment: the family is not measured)."""
     cpu, size = trace_copies(fn, inputs, dims, n, env_kwargs)
     spent = cpu
     if n == NS[0] and cpu > MAX_BASE_S:
         again = trace_copies(fn, inputs, dims, n, env_kwargs)[0]
         spent, cpu = spent + again, min(cpu, again)
+        if cpu > MAX_BASE_S:
+            return None
     return cpu, size, spent
 
 
@@ -175,9 +177,9 @@ def measure(program, env_kwargs=None) -> Scaling | None:
         while todo and rounds < ROUNDS:
             rounds += 1
             for n in todo:
-                cpu, size, cost = _member(fn, inputs, dims, n, env_kwargs)
-                if n == NS[0] and cpu > MAX_BASE_S:
+                if (timed := _member(fn, inputs, dims, n, env_kwargs)) is None:
                     return None
+                cpu, size, cost = timed
                 spent += cost
                 best[n] = (min(cpu, best[n][0]), size) if n in best else (cpu, size)
             cpu_s, sizes = [best[n][0] for n in NS], [best[n][1] for n in NS]
